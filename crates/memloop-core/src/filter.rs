@@ -1,0 +1,540 @@
+//! Metadata filters: one expression tree, written either as text
+//! (`category = "food" AND (rating >= 4 OR tag IN ["a", "b"])`, the CLI form)
+//! or as Mem0-style JSON (`{"AND": [{"category": "food"}, {"rating": {"gte": 4}}]}`).
+//!
+//! A field is a built-in one (`kind`, `user_id`, `agent_id`, `session_id`,
+//! `created_at`, `updated_at`, `valid_from`, `importance`, `source`) or a path into
+//! the metadata (`metadata.a.b`, or just `a.b`). Order comparisons work on
+//! numbers and on dates (RFC 3339 or `YYYY-MM-DD`); a value of another type never matches them.
+
+use std::cmp::Ordering;
+
+use chrono::{DateTime, NaiveDate};
+use serde_json::Value;
+
+use crate::{Error, MemoryRecord, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    NotIn,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    And(Vec<Filter>),
+    Or(Vec<Filter>),
+    Not(Box<Filter>),
+    Cond { field: String, op: Op, value: Value },
+}
+
+impl Filter {
+    /// Parses the text form.
+    pub fn parse(text: &str) -> Result<Filter> {
+        let tokens = lex(text)?;
+        let mut p = Parser { tokens, pos: 0 };
+        let f = p.or()?;
+        if p.pos != p.tokens.len() {
+            return Err(bad(format!(
+                "unexpected {} after a complete expression",
+                p.tokens[p.pos].describe()
+            )));
+        }
+        Ok(f)
+    }
+
+    /// Parses the JSON form.
+    pub fn from_json(value: &Value) -> Result<Filter> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("a filter must be a JSON object".into()))?;
+        let mut parts = Vec::new();
+        for (key, v) in obj {
+            match key.as_str() {
+                "AND" | "and" | "OR" | "or" => {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| bad(format!("{key} takes a list of filters")))?;
+                    let subs = list.iter().map(Filter::from_json).collect::<Result<_>>()?;
+                    parts.push(if key.eq_ignore_ascii_case("and") {
+                        Filter::And(subs)
+                    } else {
+                        Filter::Or(subs)
+                    });
+                }
+                "NOT" | "not" => parts.push(Filter::Not(Box::new(Filter::from_json(v)?))),
+                field => parts.push(json_condition(field, v)?),
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Filter::And(parts)
+        })
+    }
+
+    pub fn matches(&self, record: &MemoryRecord) -> bool {
+        match self {
+            Filter::And(fs) => fs.iter().all(|f| f.matches(record)),
+            Filter::Or(fs) => fs.iter().any(|f| f.matches(record)),
+            Filter::Not(f) => !f.matches(record),
+            Filter::Cond { field, op, value } => {
+                let actual = field_value(record, field);
+                condition_holds(actual.as_ref(), *op, value)
+            }
+        }
+    }
+}
+
+fn bad(msg: String) -> Error {
+    Error::InvalidInput(format!(
+        "bad filter: {msg} (example: category = \"food\" AND rating >= 4)"
+    ))
+}
+
+fn json_condition(field: &str, v: &Value) -> Result<Filter> {
+    let Some(ops) = v.as_object() else {
+        return Ok(Filter::Cond {
+            field: field.to_string(),
+            op: Op::Eq,
+            value: v.clone(),
+        });
+    };
+    let mut conds = Vec::new();
+    for (name, value) in ops {
+        let op = match name.as_str() {
+            "eq" => Op::Eq,
+            "ne" => Op::Ne,
+            "gt" => Op::Gt,
+            "gte" => Op::Gte,
+            "lt" => Op::Lt,
+            "lte" => Op::Lte,
+            "in" => Op::In,
+            "nin" => Op::NotIn,
+            other => {
+                return Err(bad(format!(
+                    "unknown operator {other:?} on {field:?}: use eq, ne, gt, gte, lt, lte, in, nin"
+                )))
+            }
+        };
+        if matches!(op, Op::In | Op::NotIn) && !value.is_array() {
+            return Err(bad(format!("{name} on {field:?} takes a list")));
+        }
+        conds.push(Filter::Cond {
+            field: field.to_string(),
+            op,
+            value: value.clone(),
+        });
+    }
+    Ok(if conds.len() == 1 {
+        conds.remove(0)
+    } else {
+        Filter::And(conds)
+    })
+}
+
+fn field_value(r: &MemoryRecord, field: &str) -> Option<Value> {
+    let opt_str = |s: &Option<String>| s.as_ref().map(|v| Value::String(v.clone()));
+    match field {
+        "kind" => Some(Value::String(r.kind.as_str().into())),
+        "user_id" => opt_str(&r.scope.user_id),
+        "agent_id" => opt_str(&r.scope.agent_id),
+        "session_id" | "run_id" => opt_str(&r.scope.session_id),
+        "created_at" => Some(r.created_at.into()),
+        "updated_at" => Some(r.updated_at.into()),
+        "valid_from" => Some(r.valid_from.into()),
+        "importance" => serde_json::Number::from_f64(f64::from(r.importance)).map(Value::Number),
+        "source" => Some(Value::String(r.provenance.source.clone())),
+        _ => {
+            let path = field.strip_prefix("metadata.").unwrap_or(field);
+            let mut cur = &r.metadata;
+            for part in path.split('.') {
+                cur = cur.get(part)?;
+            }
+            Some(cur.clone())
+        }
+    }
+}
+
+/// Milliseconds of a date value: a number is taken as milliseconds, a string must be a date.
+fn as_millis(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => parse_date(s),
+        _ => None,
+    }
+}
+
+/// Parses RFC 3339 or `YYYY-MM-DD` (midnight UTC) into Unix milliseconds.
+pub fn parse_date(s: &str) -> Option<i64> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.timestamp_millis());
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+fn compare(actual: &Value, expected: &Value) -> Option<Ordering> {
+    if let (Some(a), Some(b)) = (actual.as_f64(), expected.as_f64()) {
+        return a.partial_cmp(&b);
+    }
+    // Dates: at least one side a date string, the other a date string or milliseconds.
+    if actual.is_string() || expected.is_string() {
+        if let (Some(a), Some(b)) = (as_millis(actual), as_millis(expected)) {
+            return Some(a.cmp(&b));
+        }
+    }
+    None
+}
+
+fn equal(actual: &Value, expected: &Value) -> bool {
+    match (actual.as_f64(), expected.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => actual == expected,
+    }
+}
+
+fn condition_holds(actual: Option<&Value>, op: Op, expected: &Value) -> bool {
+    let Some(actual) = actual else {
+        // A missing field is "not equal" to anything and in no list.
+        return matches!(op, Op::Ne | Op::NotIn);
+    };
+    let list_has = |list: &Value| {
+        list.as_array()
+            .is_some_and(|l| l.iter().any(|v| equal(actual, v)))
+    };
+    match op {
+        Op::Eq => equal(actual, expected),
+        Op::Ne => !equal(actual, expected),
+        Op::In => list_has(expected),
+        Op::NotIn => !list_has(expected),
+        Op::Gt => compare(actual, expected) == Some(Ordering::Greater),
+        Op::Gte => matches!(
+            compare(actual, expected),
+            Some(Ordering::Greater | Ordering::Equal)
+        ),
+        Op::Lt => compare(actual, expected) == Some(Ordering::Less),
+        Op::Lte => matches!(
+            compare(actual, expected),
+            Some(Ordering::Less | Ordering::Equal)
+        ),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Ident(String),
+    Str(String),
+    Num(f64),
+    Op(Op),
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Comma,
+    And,
+    Or,
+    Not,
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Ident(s) => format!("word {s:?}"),
+            Token::Str(s) => format!("string {s:?}"),
+            Token::Num(n) => format!("number {n}"),
+            other => format!("{other:?}"),
+        }
+    }
+}
+
+fn lex(text: &str) -> Result<Vec<Token>> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            c if c.is_whitespace() => i += 1,
+            '(' => push(&mut out, &mut i, Token::LParen),
+            ')' => push(&mut out, &mut i, Token::RParen),
+            '[' => push(&mut out, &mut i, Token::LBracket),
+            ']' => push(&mut out, &mut i, Token::RBracket),
+            ',' => push(&mut out, &mut i, Token::Comma),
+            '=' | '!' | '<' | '>' => {
+                let next = chars.get(i + 1).copied();
+                let (op, len) = match (c, next) {
+                    ('=', Some('=')) => (Op::Eq, 2),
+                    ('=', _) => (Op::Eq, 1),
+                    ('!', Some('=')) => (Op::Ne, 2),
+                    ('<', Some('=')) => (Op::Lte, 2),
+                    ('<', _) => (Op::Lt, 1),
+                    ('>', Some('=')) => (Op::Gte, 2),
+                    ('>', _) => (Op::Gt, 1),
+                    _ => return Err(bad("'!' must be followed by '='".into())),
+                };
+                out.push(Token::Op(op));
+                i += len;
+            }
+            '"' | '\'' => {
+                let mut s = String::new();
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(bad("a quoted string is not closed".into())),
+                        Some('\\') => {
+                            if let Some(&n) = chars.get(i + 1) {
+                                s.push(n);
+                            }
+                            i += 2;
+                        }
+                        Some(&q) if q == c => {
+                            i += 1;
+                            break;
+                        }
+                        Some(&ch) => {
+                            s.push(ch);
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(Token::Str(s));
+            }
+            c if c.is_ascii_digit() || c == '-' || c == '.' => {
+                let start = i;
+                while i < chars.len()
+                    && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '-' | '.' | ':' | '+'))
+                {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                // Numbers stay numbers; date-like words (2024-05-01) become strings.
+                out.push(match word.parse::<f64>() {
+                    Ok(n) => Token::Num(n),
+                    Err(_) => Token::Str(word),
+                });
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || matches!(chars[i], '_' | '.' | '-')) {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                out.push(match word.to_ascii_uppercase().as_str() {
+                    "AND" => Token::And,
+                    "OR" => Token::Or,
+                    "NOT" => Token::Not,
+                    "IN" => Token::Op(Op::In),
+                    _ => Token::Ident(word),
+                });
+            }
+            other => return Err(bad(format!("unexpected character {other:?}"))),
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("the expression is empty".into()));
+    }
+    Ok(out)
+}
+
+fn push(out: &mut Vec<Token>, i: &mut usize, t: Token) {
+    out.push(t);
+    *i += 1;
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let t = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn or(&mut self) -> Result<Filter> {
+        let mut parts = vec![self.and()?];
+        while self.peek() == Some(&Token::Or) {
+            self.pos += 1;
+            parts.push(self.and()?);
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::Or(parts) })
+    }
+
+    fn and(&mut self) -> Result<Filter> {
+        let mut parts = vec![self.unary()?];
+        while self.peek() == Some(&Token::And) {
+            self.pos += 1;
+            parts.push(self.unary()?);
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::And(parts) })
+    }
+
+    fn unary(&mut self) -> Result<Filter> {
+        match self.next() {
+            Some(Token::Not) => Ok(Filter::Not(Box::new(self.unary()?))),
+            Some(Token::LParen) => {
+                let f = self.or()?;
+                match self.next() {
+                    Some(Token::RParen) => Ok(f),
+                    _ => Err(bad("a '(' is not closed".into())),
+                }
+            }
+            Some(Token::Ident(field)) => self.condition(field),
+            Some(t) => Err(bad(format!("expected a field name, found {}", t.describe()))),
+            None => Err(bad("the expression ends too early".into())),
+        }
+    }
+
+    fn condition(&mut self, field: String) -> Result<Filter> {
+        let negate_in = if self.peek() == Some(&Token::Not) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        };
+        let op = match self.next() {
+            Some(Token::Op(op)) => op,
+            _ => return Err(bad(format!("expected an operator (=, !=, <, <=, >, >=, IN) after {field:?}"))),
+        };
+        let value = if op == Op::In {
+            self.list()?
+        } else {
+            if negate_in {
+                return Err(bad("NOT after a field name must be followed by IN".into()));
+            }
+            self.value()?
+        };
+        let op = if negate_in { Op::NotIn } else { op };
+        Ok(Filter::Cond { field, op, value })
+    }
+
+    fn list(&mut self) -> Result<Value> {
+        if self.next() != Some(Token::LBracket) {
+            return Err(bad("IN takes a list: IN [\"a\", \"b\"]".into()));
+        }
+        let mut items = Vec::new();
+        loop {
+            if self.peek() == Some(&Token::RBracket) {
+                self.pos += 1;
+                break;
+            }
+            items.push(self.value()?);
+            match self.next() {
+                Some(Token::Comma) => {}
+                Some(Token::RBracket) => break,
+                _ => return Err(bad("a list is not closed with ']'".into())),
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn value(&mut self) -> Result<Value> {
+        match self.next() {
+            Some(Token::Str(s)) => Ok(Value::String(s)),
+            Some(Token::Num(n)) => Ok(serde_json::Number::from_f64(n)
+                .map(Value::Number)
+                .unwrap_or(Value::Null)),
+            Some(Token::Ident(w)) => Ok(match w.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                "null" => Value::Null,
+                _ => Value::String(w),
+            }),
+            Some(t) => Err(bad(format!("expected a value, found {}", t.describe()))),
+            None => Err(bad("a value is missing at the end".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Kind, Provenance, Scope};
+    use serde_json::json;
+
+    fn record(metadata: Value) -> MemoryRecord {
+        MemoryRecord {
+            id: "m1".into(),
+            text: "t".into(),
+            kind: Kind::Fact,
+            scope: Scope::user("u"),
+            metadata,
+            created_at: parse_date("2024-05-01").unwrap(),
+            updated_at: 0,
+            valid_from: 0,
+            valid_until: None,
+            expires_at: None,
+            importance: 0.5,
+            access_count: 0,
+            last_accessed_at: None,
+            provenance: Provenance::default(),
+            content_hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn text_and_json_forms_agree() {
+        let r = record(json!({"category": "food", "rating": 4, "tag": "b"}));
+        let text = Filter::parse(r#"category = "food" AND (rating >= 4 OR tag IN ["a", "b"])"#).unwrap();
+        let js = Filter::from_json(&json!({"AND": [{"category": "food"},
+            {"OR": [{"rating": {"gte": 4}}, {"tag": {"in": ["a", "b"]}}]}]}))
+        .unwrap();
+        assert!(text.matches(&r));
+        assert!(js.matches(&r));
+        let r2 = record(json!({"category": "food", "rating": 2, "tag": "c"}));
+        assert!(!text.matches(&r2));
+        assert!(!js.matches(&r2));
+    }
+
+    #[test]
+    fn dates_compare_as_dates() {
+        let r = record(json!({"due": "2024-06-01T10:00:00Z"}));
+        assert!(Filter::parse("due > 2024-05-31").unwrap().matches(&r));
+        assert!(!Filter::parse("due < 2024-05-31").unwrap().matches(&r));
+        assert!(Filter::parse("created_at >= 2024-05-01 AND created_at < '2024-05-02'").unwrap().matches(&r));
+    }
+
+    #[test]
+    fn ne_not_in_and_missing_fields() {
+        let r = record(json!({"a": 1}));
+        assert!(Filter::parse("b != 1").unwrap().matches(&r));
+        assert!(Filter::parse("a NOT IN [2, 3]").unwrap().matches(&r));
+        assert!(!Filter::parse("b = 1").unwrap().matches(&r));
+        assert!(Filter::parse("NOT a = 2").unwrap().matches(&r));
+        assert!(Filter::parse("kind = fact").unwrap().matches(&r));
+        // Strings are not ordered: a > on text never matches.
+        assert!(!Filter::parse("kind > a").unwrap().matches(&r));
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_wrong() {
+        for bad in ["", "a =", "a = 1 AND", "(a = 1", "a ~ 1", "a IN 3", "= 1", "a = 'x"] {
+            let err = Filter::parse(bad).unwrap_err().to_string();
+            assert!(err.starts_with("invalid input: bad filter"), "{bad}: {err}");
+        }
+        assert!(Filter::from_json(&json!({"a": {"like": 1}})).is_err());
+        assert!(Filter::from_json(&json!([1])).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parser_never_panics(s in ".{0,40}") {
+            let _ = Filter::parse(&s);
+        }
+    }
+}

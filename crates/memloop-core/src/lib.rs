@@ -1,0 +1,28 @@
+//! Core of memloop: the record model, scopes, filters, errors, the traits that
+//! backends and providers implement, and pure ranking logic. No I/O lives here.
+
+mod error;
+pub mod filter;
+pub mod fusion;
+mod record;
+mod scope;
+pub mod text;
+mod traits;
+
+pub use error::{Error, ErrorClass, Result};
+pub use filter::Filter;
+pub use record::{
+    Event, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, SearchHit, SignalScores,
+    WriteResult,
+};
+pub use scope::Scope;
+pub use traits::{Embedder, EmbedderInfo};
+
+/// Longest memory text accepted, in bytes. Longer input is refused, not truncated,
+/// so nothing is silently lost; split it before adding.
+pub const MAX_TEXT_BYTES: usize = 32 * 1024;
+
+/// Milliseconds since the Unix epoch, the one clock used for every stored time.
+pub fn now_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

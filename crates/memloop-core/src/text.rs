@@ -1,0 +1,108 @@
+//! Text normalisation shared by every backend: the content hash that makes
+//! writes idempotent, and the keyword analyser behind BM25.
+
+use sha2::{Digest, Sha256};
+
+/// Collapses white space and trims, so that re-sending the same text with other spacing is the same memory.
+pub fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// sha256 (hex) of the normalised, lower-cased text.
+pub fn content_hash(text: &str) -> String {
+    let digest = Sha256::digest(normalize(text).to_lowercase().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks a memory text: not blank, within the size limit.
+pub fn validate_text(text: &str) -> crate::Result<()> {
+    if text.trim().is_empty() {
+        return Err(crate::Error::invalid(
+            "the memory text is empty: give some text to store",
+        ));
+    }
+    if text.len() > crate::MAX_TEXT_BYTES {
+        return Err(crate::Error::invalid(format!(
+            "the memory text is {} bytes, over the limit of {} bytes: split it into smaller memories",
+            text.len(),
+            crate::MAX_TEXT_BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// English function words that carry no topic: dropped from the keyword index
+/// so that a question's "what did I ..." does not match every memory.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "both", "but", "by", "can", "could", "d", "did", "do",
+    "does", "doing", "during", "each", "for", "from", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
+    "just", "ll", "m", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on",
+    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "re", "s", "same", "she",
+    "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "then",
+    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "yours", "yourself",
+];
+
+fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// The keyword analyser: lower-case alphanumeric words, stop words dropped,
+/// English Snowball stems (so "hiking" finds "hike").
+pub struct Analyzer {
+    stemmer: rust_stemmers::Stemmer,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer {
+            stemmer: rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English),
+        }
+    }
+}
+
+impl Analyzer {
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let lower = text.to_lowercase();
+        lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty() && !is_stopword(w))
+            .map(|w| self.stemmer.stem(w).into_owned())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        let mut sorted = STOPWORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOPWORDS);
+    }
+
+    #[test]
+    fn hash_ignores_spacing_and_case() {
+        assert_eq!(content_hash("I like  tea "), content_hash("i like tea"));
+        assert_ne!(content_hash("I like tea"), content_hash("I like coffee"));
+    }
+
+    #[test]
+    fn analyzer_stems_and_drops_stopwords() {
+        let a = Analyzer::default();
+        assert_eq!(a.terms("What did I say about hiking?"), vec!["say", "hike"]);
+        assert_eq!(a.terms("Zürich, 2023!"), vec!["zürich", "2023"]);
+    }
+
+    #[test]
+    fn validate_text_rejects_blank_and_huge() {
+        assert!(validate_text("  \n").is_err());
+        assert!(validate_text(&"x".repeat(crate::MAX_TEXT_BYTES + 1)).is_err());
+        assert!(validate_text("fine").is_ok());
+    }
+}

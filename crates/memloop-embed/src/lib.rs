@@ -1,0 +1,8 @@
+//! Embedding providers: the local all-MiniLM-L6-v2 model, run in process by a
+//! pure-Rust BERT forward pass, and a client for OpenAI-compatible `/v1/embeddings`.
+
+pub mod local;
+pub mod openai;
+
+pub use local::{locate_model_dir, MiniLmEmbedder, MODEL_ID};
+pub use openai::{OpenAiEmbedder, OpenAiEmbedderConfig};

@@ -1,0 +1,145 @@
+//! A client for OpenAI-compatible embedding endpoints (`POST {base}/embeddings`):
+//! OpenAI, Ollama, vLLM, Text Embeddings Inference.
+
+use std::time::Duration;
+
+use memloop_core::{Embedder, EmbedderInfo, Error, Result};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct OpenAiEmbedderConfig {
+    /// Base URL including the version path, e.g. `http://localhost:11434/v1`.
+    pub base_url: String,
+    pub model: String,
+    pub dimensions: usize,
+    #[serde(default, skip_serializing)]
+    pub api_key: Option<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    /// Texts per request; larger batches are split.
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+}
+
+fn default_timeout() -> u64 {
+    30
+}
+fn default_retries() -> u32 {
+    3
+}
+fn default_batch() -> usize {
+    128
+}
+
+pub struct OpenAiEmbedder {
+    cfg: OpenAiEmbedderConfig,
+    agent: ureq::Agent,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    data: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    index: usize,
+    embedding: Vec<f32>,
+}
+
+impl OpenAiEmbedder {
+    pub fn new(mut cfg: OpenAiEmbedderConfig) -> Result<Self> {
+        if cfg.model.trim().is_empty() || cfg.dimensions == 0 {
+            return Err(Error::invalid(
+                "the remote embedder needs a model name and its dimensions",
+            ));
+        }
+        if cfg.api_key.is_none() {
+            cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
+        }
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(cfg.timeout_secs))
+            .build();
+        Ok(OpenAiEmbedder { cfg, agent })
+    }
+
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let url = format!("{}/embeddings", self.cfg.base_url.trim_end_matches('/'));
+        let body = serde_json::json!({"model": self.cfg.model, "input": texts});
+        let mut attempt = 0;
+        loop {
+            let mut req = self.agent.post(&url).set("Content-Type", "application/json");
+            if let Some(key) = &self.cfg.api_key {
+                req = req.set("Authorization", &format!("Bearer {key}"));
+            }
+            let retryable = match req.send_json(&body) {
+                Ok(resp) => return self.parse(resp, texts.len()),
+                Err(ureq::Error::Status(code, resp)) => {
+                    let detail = resp.into_string().unwrap_or_default();
+                    let msg = format!("{url} answered {code}: {}", detail.chars().take(300).collect::<String>());
+                    if code == 429 || code >= 500 {
+                        Error::Remote(msg)
+                    } else {
+                        return Err(Error::RemoteRejected(msg));
+                    }
+                }
+                Err(e) => Error::Remote(format!("{url}: {e}")),
+            };
+            if attempt >= self.cfg.max_retries {
+                return Err(retryable);
+            }
+            std::thread::sleep(Duration::from_millis(200 << attempt));
+            attempt += 1;
+        }
+    }
+
+    fn parse(&self, resp: ureq::Response, expected: usize) -> Result<Vec<Vec<f32>>> {
+        let parsed: Response = resp
+            .into_json()
+            .map_err(|e| Error::Remote(format!("embedding response is not the expected JSON: {e}")))?;
+        let mut out = vec![Vec::new(); expected];
+        for item in parsed.data {
+            if item.index >= expected || item.embedding.len() != self.cfg.dimensions {
+                return Err(Error::Remote(format!(
+                    "embedding response item {} has {} dimensions (expected {} items of {})",
+                    item.index,
+                    item.embedding.len(),
+                    expected,
+                    self.cfg.dimensions
+                )));
+            }
+            out[item.index] = normalized(item.embedding);
+        }
+        if out.iter().any(Vec::is_empty) {
+            return Err(Error::Remote("embedding response is missing items".into()));
+        }
+        Ok(out)
+    }
+}
+
+fn normalized(mut v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+    v
+}
+
+impl Embedder for OpenAiEmbedder {
+    fn info(&self) -> EmbedderInfo {
+        EmbedderInfo {
+            model_id: format!("openai-compatible:{}", self.cfg.model),
+            dimensions: self.cfg.dimensions,
+        }
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.cfg.batch_size.max(1)) {
+            out.extend(self.request(chunk)?);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,60 @@
+//! The local embedder against vectors made once by sentence-transformers
+//! (scripts/make_reference_vectors.py), and batch against single encoding.
+
+use memloop_core::Embedder;
+use memloop_embed::MiniLmEmbedder;
+
+#[derive(serde::Deserialize)]
+struct Fixture {
+    sentences: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb)
+}
+
+fn fixture() -> Fixture {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/minilm_reference.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn matches_sentence_transformers_reference() {
+    let fx = fixture();
+    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
+    let got = model.embed_batch(&texts).unwrap();
+    assert_eq!(got.len(), fx.vectors.len());
+    let mut worst = 1.0f32;
+    for (i, (g, want)) in got.iter().zip(&fx.vectors).enumerate() {
+        assert_eq!(g.len(), 384);
+        let c = cosine(g, want);
+        assert!(c >= 0.99, "sentence {i} {:?}: cosine {c}", &fx.sentences[i]);
+        worst = worst.min(c);
+    }
+    // Far tighter than the 0.99 bound: the same arithmetic in f32.
+    assert!(worst > 0.9999, "worst cosine {worst}");
+}
+
+#[test]
+fn batch_equals_single() {
+    let fx = fixture();
+    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
+    let batch = model.embed_batch(&texts).unwrap();
+    for (t, b) in texts.iter().zip(&batch) {
+        let single = model.embed(t).unwrap();
+        assert!(cosine(&single, b) > 0.99999, "{t:?}");
+    }
+}
+
+#[test]
+fn empty_text_still_embeds() {
+    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let v = model.embed("").unwrap();
+    assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
+}
