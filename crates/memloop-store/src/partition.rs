@@ -1,0 +1,239 @@
+//! The derived indexes of one partition: load from SQLite, catch up from
+//! `index_log`, save and restore HNSW indexes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use memloop_core::text::Analyzer;
+use memloop_core::Result;
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+use crate::keyword::KeywordIndex;
+use crate::rows::blob_to_vector;
+use crate::vector::{Flat, VectorIndex};
+use crate::{lock, sql_err, EmbeddedStore};
+
+pub struct PartitionIndex {
+    pub vectors: VectorIndex,
+    pub keywords: KeywordIndex,
+    /// Every index_log entry up to this seq is reflected here.
+    pub applied_seq: i64,
+    /// The seq the saved HNSW file reflects (0: nothing saved).
+    pub saved_seq: i64,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sidecar {
+    partition: String,
+    seq: i64,
+    model_id: String,
+}
+
+fn max_seq(conn: &Connection) -> Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM index_log", [], |r| r.get(0))
+        .map_err(sql_err)
+}
+
+/// Where a partition's HNSW index is saved: named by a hash, never by user ids.
+pub fn ann_paths(dir: &Path, partition: &str) -> (PathBuf, PathBuf) {
+    let hash: String = Sha256::digest(partition.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let base = dir.join("index").join(hash);
+    (base.with_extension("usearch"), base.with_extension("json"))
+}
+
+impl EmbeddedStore {
+    /// The partition's index, loaded on first use and caught up with every commit.
+    pub(crate) fn partition_index(&self, partition: &str) -> Result<Arc<Mutex<PartitionIndex>>> {
+        let existing = lock(&self.partitions).get(partition).cloned();
+        let conn = self.conn();
+        let part = match existing {
+            Some(p) => p,
+            None => {
+                let loaded = Arc::new(Mutex::new(self.load_partition(&conn, partition)?));
+                lock(&self.partitions)
+                    .entry(partition.to_string())
+                    .or_insert(loaded)
+                    .clone()
+            }
+        };
+        let latest = max_seq(&conn)?;
+        let mut p = lock(&part);
+        if latest > p.applied_seq {
+            let from = p.applied_seq;
+            self.apply_log(&conn, &mut p, partition, from)?;
+            p.applied_seq = latest;
+            if !p.vectors.is_ann() && p.vectors.len() >= self.options.ann_threshold {
+                p.vectors.promote()?;
+            }
+        }
+        drop(p);
+        Ok(part)
+    }
+
+    fn load_partition(&self, conn: &Connection, partition: &str) -> Result<PartitionIndex> {
+        // One read transaction: the rows and the log position agree.
+        conn.execute_batch("BEGIN").map_err(sql_err)?;
+        let result = self.load_partition_in_tx(conn, partition);
+        let _ = conn.execute_batch("COMMIT");
+        result
+    }
+
+    fn load_partition_in_tx(&self, conn: &Connection, partition: &str) -> Result<PartitionIndex> {
+        let applied_seq = max_seq(conn)?;
+        let dim = self.embedder.dimensions;
+        let mut keywords = KeywordIndex::default();
+        let mut stmt = conn
+            .prepare_cached("SELECT row, text FROM memories WHERE partition = ?1 AND valid_until IS NULL")
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map([partition], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql_err)?;
+        for row in rows {
+            let (row, text) = row.map_err(sql_err)?;
+            keywords.insert(row, &self.analyzer.terms(&text));
+        }
+        let count = keywords.len();
+        if count >= self.options.ann_threshold {
+            if let Some((vectors, saved_seq)) = self.restore_ann(partition) {
+                // Bring the saved graph up to date with what was committed after it was saved.
+                let mut part = PartitionIndex {
+                    vectors,
+                    keywords,
+                    applied_seq,
+                    saved_seq,
+                };
+                self.apply_log_vectors_only(conn, &mut part, partition, saved_seq)?;
+                return Ok(part);
+            }
+        }
+        let mut items = Vec::with_capacity(count);
+        let mut stmt = conn
+            .prepare_cached("SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL")
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map([partition], |r| Ok((r.get::<_, i64>(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))
+            .map_err(sql_err)?;
+        for row in rows {
+            items.push(row.map_err(sql_err)?);
+        }
+        let vectors = if count >= self.options.ann_threshold {
+            VectorIndex::build_ann(dim, &items, &|_, _| {})?
+        } else {
+            let mut flat = VectorIndex::Flat(Flat::new(dim));
+            for (row, v) in &items {
+                flat.insert(*row, v)?;
+            }
+            flat
+        };
+        Ok(PartitionIndex {
+            vectors,
+            keywords,
+            applied_seq,
+            saved_seq: 0,
+        })
+    }
+
+    fn changed_rows(conn: &Connection, partition: &str, from: i64) -> Result<Vec<i64>> {
+        let mut stmt = conn
+            .prepare_cached("SELECT DISTINCT row FROM index_log WHERE partition = ?1 AND seq > ?2")
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map(params![partition, from], |r| r.get::<_, i64>(0))
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+    }
+
+    /// The current text and vector of a row, None when it is gone or superseded.
+    fn current_row(conn: &Connection, row: i64) -> Result<Option<(String, Vec<f32>)>> {
+        conn.prepare_cached("SELECT text, embedding FROM memories WHERE row = ?1 AND valid_until IS NULL")
+            .map_err(sql_err)?
+            .query_row([row], |r| Ok((r.get::<_, String>(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))
+            .optional()
+            .map_err(sql_err)
+    }
+
+    fn apply_log(&self, conn: &Connection, p: &mut PartitionIndex, partition: &str, from: i64) -> Result<()> {
+        for row in Self::changed_rows(conn, partition, from)? {
+            p.vectors.remove(row)?;
+            p.keywords.remove(row);
+            if let Some((text, v)) = Self::current_row(conn, row)? {
+                p.vectors.insert(row, &v)?;
+                p.keywords.insert(row, &self.analyzer.terms(&text));
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_log_vectors_only(&self, conn: &Connection, p: &mut PartitionIndex, partition: &str, from: i64) -> Result<()> {
+        for row in Self::changed_rows(conn, partition, from)? {
+            p.vectors.remove(row)?;
+            if let Some((_, v)) = Self::current_row(conn, row)? {
+                p.vectors.insert(row, &v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A saved HNSW index of this partition and the seq it reflects, if usable.
+    fn restore_ann(&self, partition: &str) -> Option<(VectorIndex, i64)> {
+        let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
+        let sidecar: Sidecar = serde_json::from_slice(&std::fs::read(&sidecar_path).ok()?).ok()?;
+        if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
+            return None;
+        }
+        let vectors = VectorIndex::load_ann(self.embedder.dimensions, &index_path).ok()?;
+        Some((vectors, sidecar.seq))
+    }
+
+    /// Saves every HNSW index that changed since it was last saved (index
+    /// first, then its sidecar: a crash between them leaves an index newer
+    /// than its sidecar says, and replaying the log over it is harmless).
+    pub fn flush(&self) -> Result<()> {
+        let parts: Vec<(String, Arc<Mutex<PartitionIndex>>)> = lock(&self.partitions)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (partition, part) in parts {
+            let mut p = lock(&part);
+            if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
+                continue;
+            }
+            let (index_path, sidecar_path) = ann_paths(&self.dir, &partition);
+            let tmp = index_path.with_extension("usearch.tmp");
+            p.vectors.save(&tmp)?;
+            let io = |e| memloop_core::Error::Io {
+                path: index_path.clone(),
+                source: e,
+            };
+            std::fs::rename(&tmp, &index_path).map_err(io)?;
+            let sidecar = Sidecar {
+                partition: partition.clone(),
+                seq: p.applied_seq,
+                model_id: self.embedder.model_id.clone(),
+            };
+            let json = serde_json::to_vec(&sidecar).map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
+            let tmp = sidecar_path.with_extension("json.tmp");
+            std::fs::write(&tmp, json).map_err(io)?;
+            std::fs::rename(&tmp, &sidecar_path).map_err(io)?;
+            p.saved_seq = p.applied_seq;
+        }
+        Ok(())
+    }
+
+    /// Drops a partition's in-memory and saved indexes (after forget or reindex).
+    pub(crate) fn drop_partition_index(&self, partition: &str) {
+        lock(&self.partitions).remove(partition);
+        let (a, b) = ann_paths(&self.dir, partition);
+        let _ = std::fs::remove_file(a);
+        let _ = std::fs::remove_file(b);
+    }
+
+    pub(crate) fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
+    }
+}

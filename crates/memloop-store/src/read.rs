@@ -1,0 +1,318 @@
+//! Reads: get, list, history, hybrid search, stats.
+
+use std::collections::{HashMap, HashSet};
+
+use memloop_core::fusion::{rrf, rrf_max, Ranks};
+use memloop_core::{
+    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit, SignalScores,
+};
+use rusqlite::{params_from_iter, OptionalExtension};
+
+use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::{lock, sql_err, EmbeddedStore};
+
+/// The most results one search or list returns.
+pub const MAX_LIMIT: usize = 1000;
+
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub scope: Scope,
+    pub filter: Option<Filter>,
+    pub kinds: Vec<Kind>,
+    /// Also return deleted and superseded memories.
+    pub include_superseded: bool,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    pub scope: Scope,
+    pub text: String,
+    pub top_k: usize,
+    pub filter: Option<Filter>,
+    pub kinds: Vec<Kind>,
+    /// Hits whose normalised score is below this are dropped.
+    pub min_score: f32,
+    /// Candidates taken from each signal before fusion.
+    pub candidates: usize,
+    pub vector_weight: f32,
+    pub keyword_weight: f32,
+}
+
+impl SearchQuery {
+    pub fn new(scope: Scope, text: impl Into<String>) -> Self {
+        SearchQuery {
+            scope,
+            text: text.into(),
+            top_k: 10,
+            filter: None,
+            kinds: Vec::new(),
+            min_score: 0.0,
+            candidates: 100,
+            vector_weight: 1.0,
+            keyword_weight: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stats {
+    pub memories: i64,
+    pub current: i64,
+    pub superseded: i64,
+    pub by_kind: HashMap<String, i64>,
+    pub partitions: i64,
+    pub history_entries: i64,
+    pub database_bytes: u64,
+    pub embedder: memloop_core::EmbedderInfo,
+    pub schema_version: i64,
+    pub loaded_partitions: usize,
+    pub hnsw_partitions: usize,
+}
+
+impl EmbeddedStore {
+    pub fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+        let found = self
+            .conn()
+            .prepare_cached(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ?1"))
+            .map_err(sql_err)?
+            .query_row([id], record_from_row)
+            .optional()
+            .map_err(sql_err)?;
+        match found {
+            Some((_, rec)) if rec.scope.tenant == tenant => Ok(rec),
+            _ => Err(Error::NotFound(id.to_string())),
+        }
+    }
+
+    /// Memories of a scope, newest first, filtered, paginated.
+    pub fn list(&self, q: &ListQuery) -> Result<Vec<MemoryRecord>> {
+        let partition = q.scope.partition()?;
+        let now = now_millis();
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 {} ORDER BY created_at DESC, row DESC",
+            if q.include_superseded { "" } else { "AND valid_until IS NULL" }
+        );
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let rows = stmt.query_map([&partition], record_from_row).map_err(sql_err)?;
+        let limit = if q.limit == 0 { 100 } else { q.limit.min(MAX_LIMIT) };
+        let mut out = Vec::new();
+        let mut skipped = 0;
+        for r in rows {
+            let (_, rec) = r.map_err(sql_err)?;
+            if !(q.include_superseded || rec.is_current(now)) || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
+                continue;
+            }
+            if skipped < q.offset {
+                skipped += 1;
+                continue;
+            }
+            out.push(rec);
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every change to one memory, oldest first.
+    pub fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT seq, memory_id, partition, event, old_text, new_text, at, actor, reason \
+                 FROM history WHERE memory_id = ?1 ORDER BY seq",
+            )
+            .map_err(sql_err)?;
+        let prefix = format!("{tenant}\u{1f}");
+        let rows = stmt
+            .query_map([id], |r| {
+                let partition: String = r.get(2)?;
+                let event: String = r.get(3)?;
+                Ok((
+                    partition,
+                    HistoryEntry {
+                        id: r.get(0)?,
+                        memory_id: r.get(1)?,
+                        event: Event::parse(&event).unwrap_or(Event::Noop),
+                        old_memory: r.get(4)?,
+                        new_memory: r.get(5)?,
+                        at: r.get(6)?,
+                        actor: r.get(7)?,
+                        reason: r.get(8)?,
+                    },
+                ))
+            })
+            .map_err(sql_err)?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (partition, entry) = r.map_err(sql_err)?;
+            if partition.starts_with(&prefix) {
+                out.push(entry);
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::NotFound(id.to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Hybrid search in one partition: the vector and keyword indexes each
+    /// give `candidates` rows, fused by weighted reciprocal rank.
+    pub fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        let partition = q.scope.partition()?;
+        self.check_dims(vector)?;
+        if q.top_k == 0 || q.top_k > MAX_LIMIT {
+            return Err(Error::invalid(format!("top_k must be between 1 and {MAX_LIMIT}")));
+        }
+        let restricted = q.filter.is_some()
+            || !q.kinds.is_empty()
+            || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())
+            || q.scope.session_id.is_some();
+        // Narrowed searches first find the rows they may return, then search only those.
+        let allowed: Option<HashSet<i64>> = if restricted {
+            Some(self.allowed_rows(&partition, q)?)
+        } else {
+            None
+        };
+        let part = self.partition_index(&partition)?;
+        let terms = self.analyzer().terms(&q.text);
+        let n = q.candidates.max(q.top_k);
+        let (vec_hits, kw_hits) = {
+            let p = lock(&part);
+            let allow_fn = |row: i64| allowed.as_ref().is_none_or(|a| a.contains(&row));
+            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() { Some(&allow_fn) } else { None };
+            (p.vectors.search(vector, n, allow)?, p.keywords.search(&terms, n, allow))
+        };
+        let mut fused: HashMap<i64, SignalScores> = HashMap::new();
+        for (rank, (row, sim)) in vec_hits.iter().enumerate() {
+            let s = fused.entry(*row).or_default();
+            s.vector = Some(*sim);
+            s.vector_rank = Some(rank);
+        }
+        for (rank, (row, score)) in kw_hits.iter().enumerate() {
+            let s = fused.entry(*row).or_default();
+            s.bm25 = Some(*score);
+            s.bm25_rank = Some(rank);
+        }
+        let max = rrf_max(q.vector_weight, q.keyword_weight);
+        let mut ranked: Vec<(i64, SignalScores)> = fused
+            .into_iter()
+            .map(|(row, mut s)| {
+                s.fused = rrf(
+                    Ranks {
+                        vector: s.vector_rank,
+                        keyword: s.bm25_rank,
+                    },
+                    q.vector_weight,
+                    q.keyword_weight,
+                );
+                (row, s)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.fused.total_cmp(&a.1.fused).then(a.0.cmp(&b.0)));
+        // Hydrate a few more than asked for: expired rows are dropped here.
+        ranked.truncate(q.top_k * 2 + 10);
+        let records = self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
+        let now = now_millis();
+        let mut out = Vec::with_capacity(q.top_k);
+        for (row, scores) in ranked {
+            let Some(record) = records.get(&row) else { continue };
+            let score = if max > 0.0 { scores.fused / max } else { 0.0 };
+            if !record.is_current(now) || score < q.min_score {
+                continue;
+            }
+            out.push(SearchHit {
+                record: record.clone(),
+                score,
+                scores,
+            });
+            if out.len() == q.top_k {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn allowed_rows(&self, partition: &str, q: &SearchQuery) -> Result<HashSet<i64>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND valid_until IS NULL"
+            ))
+            .map_err(sql_err)?;
+        let rows = stmt.query_map([partition], record_from_row).map_err(sql_err)?;
+        let mut out = HashSet::new();
+        for r in rows {
+            let (row, rec) = r.map_err(sql_err)?;
+            if admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
+                out.insert(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn records_by_row(&self, rows: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {
+        if rows.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let conn = self.conn();
+        let placeholders = vec!["?"; rows.len()].join(",");
+        let mut stmt = conn
+            .prepare(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE row IN ({placeholders})"))
+            .map_err(sql_err)?;
+        let found = stmt
+            .query_map(params_from_iter(rows.iter()), record_from_row)
+            .map_err(sql_err)?;
+        found.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(sql_err)
+    }
+
+    pub fn stats(&self) -> Result<Stats> {
+        let conn = self.conn();
+        let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(sql_err);
+        let memories = one("SELECT count(*) FROM memories")?;
+        let current = one("SELECT count(*) FROM memories WHERE valid_until IS NULL")?;
+        let partitions = one("SELECT count(DISTINCT partition) FROM memories")?;
+        let history_entries = one("SELECT count(*) FROM history")?;
+        let mut by_kind = HashMap::new();
+        let mut stmt = conn
+            .prepare("SELECT kind, count(*) FROM memories WHERE valid_until IS NULL GROUP BY kind")
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(sql_err)?;
+        for r in rows {
+            let (k, n) = r.map_err(sql_err)?;
+            by_kind.insert(k, n);
+        }
+        let database_bytes = ["", "-wal"]
+            .iter()
+            .filter_map(|s| std::fs::metadata(self.dir.join(format!("{}{s}", crate::DB_FILE))).ok())
+            .map(|m| m.len())
+            .sum();
+        let schema_version = one("PRAGMA user_version")?;
+        drop(stmt);
+        drop(conn);
+        let parts = lock(&self.partitions);
+        let hnsw_partitions = parts.values().filter(|p| lock(p).vectors.is_ann()).count();
+        Ok(Stats {
+            memories,
+            current,
+            superseded: memories - current,
+            by_kind,
+            partitions,
+            history_entries,
+            database_bytes,
+            embedder: self.embedder.clone(),
+            schema_version,
+            loaded_partitions: parts.len(),
+            hnsw_partitions,
+        })
+    }
+}
+
+fn admits(scope: &Scope, kinds: &[Kind], filter: Option<&Filter>, rec: &MemoryRecord) -> bool {
+    scope.admits(&rec.scope) && (kinds.is_empty() || kinds.contains(&rec.kind)) && filter.is_none_or(|f| f.matches(rec))
+}

@@ -1,0 +1,89 @@
+//! The SQLite schema and its migrations. `PRAGMA user_version` holds the
+//! version; each migration runs in one transaction, so a crash mid-migration
+//! leaves the previous version intact.
+
+use memloop_core::{Error, Result};
+use rusqlite::Connection;
+
+use crate::sql_err;
+
+/// Migrations in order; index i takes the schema from version i to i + 1.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+-- The source of truth: every memory, current or superseded. `row` is the key
+-- the derived indexes use (AUTOINCREMENT: never reused, so a stale index entry
+-- can never point at another memory); `id` is the public id.
+CREATE TABLE memories (
+    row INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    partition TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    user_id TEXT,
+    agent_id TEXT,
+    session_id TEXT,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    valid_from INTEGER NOT NULL,
+    valid_until INTEGER,
+    expires_at INTEGER,
+    importance REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at INTEGER,
+    provenance TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX memories_by_partition ON memories (partition, valid_until);
+CREATE INDEX memories_by_hash ON memories (partition, content_hash);
+
+-- Every change, oldest first; survives deletes (only forget --purge drops it).
+CREATE TABLE history (
+    seq INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    partition TEXT NOT NULL,
+    event TEXT NOT NULL,
+    old_text TEXT,
+    new_text TEXT,
+    actor TEXT NOT NULL,
+    reason TEXT,
+    at INTEGER NOT NULL
+);
+CREATE INDEX history_by_memory ON history (memory_id, seq);
+CREATE INDEX history_by_partition ON history (partition);
+
+-- Rows whose indexed state changed, in commit order: how the in-memory
+-- indexes (of this process or another one on the same directory) catch up,
+-- and how a saved ANN index is brought up to date after a crash.
+CREATE TABLE index_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    partition TEXT NOT NULL,
+    row INTEGER NOT NULL
+);
+CREATE INDEX index_log_by_partition ON index_log (partition, seq);
+"#];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let current: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sql_err)?;
+    if current > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction().map_err(sql_err)?;
+        tx.execute_batch(sql).map_err(sql_err)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)
+            .map_err(sql_err)?;
+        tx.commit().map_err(sql_err)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,357 @@
+//! Writes: each one transaction that changes `memories`, appends to `history`
+//! and to `index_log` together, so the derived indexes can always catch up.
+
+use memloop_core::text::{content_hash, validate_text};
+use memloop_core::{now_millis, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde_json::Value;
+
+use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
+use crate::{set_embedder, sql_err, EmbeddedStore};
+
+/// A change to one memory; fields left None stay as they are.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryUpdate {
+    /// New text and its embedding.
+    pub text: Option<(String, Vec<f32>)>,
+    /// Replaces the metadata object.
+    pub metadata: Option<Value>,
+    pub expires_at: Option<Option<i64>>,
+    pub importance: Option<f32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ForgetReport {
+    pub memories_deleted: usize,
+    pub history_deleted: usize,
+}
+
+fn validate_metadata(v: &Value) -> Result<()> {
+    if !v.is_object() {
+        return Err(Error::invalid("metadata must be a JSON object, e.g. {\"topic\": \"food\"}"));
+    }
+    Ok(())
+}
+
+fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
+    tx.prepare_cached("INSERT INTO index_log (partition, row) VALUES (?1, ?2)")
+        .map_err(sql_err)?
+        .execute(params![partition, row])
+        .map_err(sql_err)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn log_history(
+    tx: &Transaction<'_>,
+    memory_id: &str,
+    partition: &str,
+    event: Event,
+    old: Option<&str>,
+    new: Option<&str>,
+    reason: Option<&str>,
+    at: i64,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO history (memory_id, partition, event, old_text, new_text, actor, reason, at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'api', ?6, ?7)",
+    )
+    .map_err(sql_err)?
+    .execute(params![memory_id, partition, event.as_str(), old, new, reason, at])
+    .map_err(sql_err)?;
+    Ok(())
+}
+
+fn get_by_id(conn: &Connection, tenant: &str, id: &str) -> Result<(i64, String, MemoryRecord)> {
+    let found = conn
+        .prepare_cached(&format!("SELECT {RECORD_COLUMNS}, partition FROM memories WHERE id = ?1"))
+        .map_err(sql_err)?
+        .query_row([id], |r| {
+            let (row, rec) = record_from_row(r)?;
+            Ok((row, r.get::<_, String>(19)?, rec))
+        })
+        .optional()
+        .map_err(sql_err)?;
+    match found {
+        // Another tenant's id is reported exactly like an unknown one.
+        Some(f) if f.2.scope.tenant == tenant => Ok(f),
+        _ => Err(Error::NotFound(id.to_string())),
+    }
+}
+
+impl EmbeddedStore {
+    /// Stores memories in one scope, one transaction. A text already stored
+    /// and current in the same scope (same normalised text and kind) is not
+    /// stored twice: its result says NOOP and carries the existing id.
+    pub fn insert(&self, scope: &Scope, items: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<(MemoryRecord, Event)>> {
+        let partition = scope.partition()?;
+        for (m, v) in &items {
+            validate_text(&m.text)?;
+            validate_metadata(&m.metadata)?;
+            self.check_dims(v)?;
+            if let Some(i) = m.importance {
+                if !(0.0..=1.0).contains(&i) {
+                    return Err(Error::invalid("importance must be between 0 and 1"));
+                }
+            }
+        }
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (m, v) in items {
+            let hash = content_hash(&m.text);
+            if let Some(existing) = find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str())? {
+                out.push((existing, Event::Noop));
+                continue;
+            }
+            let id = uuid::Uuid::now_v7().to_string();
+            let record = MemoryRecord {
+                id: id.clone(),
+                text: m.text,
+                kind: m.kind,
+                scope: scope.clone(),
+                metadata: m.metadata,
+                created_at: now,
+                updated_at: now,
+                valid_from: m.valid_from.unwrap_or(now),
+                valid_until: None,
+                expires_at: m.expires_at,
+                importance: m.importance.unwrap_or(0.5),
+                access_count: 0,
+                last_accessed_at: None,
+                provenance: m.provenance,
+                content_hash: hash,
+            };
+            let row = insert_row(&tx, &partition, &record, &v)?;
+            log_history(&tx, &id, &partition, Event::Add, None, Some(&record.text), None, now)?;
+            log_change(&tx, &partition, row)?;
+            out.push((record, Event::Add));
+        }
+        tx.commit().map_err(sql_err)?;
+        Ok(out)
+    }
+
+    /// Changes a current memory in place; the old text stays in its history.
+    pub fn update(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<(MemoryRecord, String)> {
+        if let Some((text, v)) = &change.text {
+            validate_text(text)?;
+            self.check_dims(v)?;
+        }
+        if let Some(m) = &change.metadata {
+            validate_metadata(m)?;
+        }
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
+        if rec.valid_until.is_some() {
+            return Err(Error::invalid(format!(
+                "memory {id} was deleted or superseded and is kept only as history: update the current memory instead"
+            )));
+        }
+        let old_text = rec.text.clone();
+        if let Some((text, v)) = change.text {
+            rec.content_hash = content_hash(&text);
+            rec.text = text;
+            tx.execute(
+                "UPDATE memories SET text = ?1, content_hash = ?2, embedding = ?3 WHERE row = ?4",
+                params![rec.text, rec.content_hash, vector_to_blob(&v), row],
+            )
+            .map_err(sql_err)?;
+        }
+        if let Some(m) = change.metadata {
+            rec.metadata = m;
+        }
+        if let Some(e) = change.expires_at {
+            rec.expires_at = e;
+        }
+        if let Some(i) = change.importance {
+            rec.importance = i.clamp(0.0, 1.0);
+        }
+        rec.updated_at = now;
+        tx.execute(
+            "UPDATE memories SET metadata = ?1, expires_at = ?2, importance = ?3, updated_at = ?4 WHERE row = ?5",
+            params![rec.metadata.to_string(), rec.expires_at, f64::from(rec.importance), now, row],
+        )
+        .map_err(sql_err)?;
+        log_history(&tx, id, &partition, Event::Update, Some(&old_text), Some(&rec.text), None, now)?;
+        log_change(&tx, &partition, row)?;
+        tx.commit().map_err(sql_err)?;
+        Ok((rec, old_text))
+    }
+
+    /// Ends a memory's validity: it leaves search and list, and stays readable
+    /// by id and in history (`forget` removes it for good).
+    pub fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord> {
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
+        if rec.valid_until.is_some() {
+            return Err(Error::invalid(format!("memory {id} is already deleted or superseded")));
+        }
+        tx.execute(
+            "UPDATE memories SET valid_until = ?1, updated_at = ?1 WHERE row = ?2",
+            params![now, row],
+        )
+        .map_err(sql_err)?;
+        log_history(&tx, id, &partition, Event::Delete, Some(&rec.text), None, reason, now)?;
+        log_change(&tx, &partition, row)?;
+        tx.commit().map_err(sql_err)?;
+        rec.valid_until = Some(now);
+        rec.updated_at = now;
+        Ok(rec)
+    }
+
+    /// Removes every memory of a scope from every table and index (narrowed to
+    /// an agent or session when the scope names one). History is kept as a
+    /// record that they existed, unless `purge`, which deletes it too.
+    pub fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
+        let partition = scope.partition()?;
+        let whole = scope.agent_id.is_none() && scope.session_id.is_none()
+            || scope.user_id.is_none() && scope.session_id.is_none();
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let mut targets: Vec<(i64, String, String)> = Vec::new();
+        {
+            let mut stmt = tx
+                .prepare(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1"))
+                .map_err(sql_err)?;
+            let rows = stmt.query_map([&partition], record_from_row).map_err(sql_err)?;
+            for r in rows {
+                let (row, rec) = r.map_err(sql_err)?;
+                if scope.admits(&rec.scope) {
+                    targets.push((row, rec.id, rec.text));
+                }
+            }
+        }
+        let mut report = ForgetReport::default();
+        for (row, id, text) in &targets {
+            tx.execute("DELETE FROM memories WHERE row = ?1", [row]).map_err(sql_err)?;
+            log_change(&tx, &partition, *row)?;
+            if purge {
+                report.history_deleted += tx
+                    .execute("DELETE FROM history WHERE memory_id = ?1", [id])
+                    .map_err(sql_err)?;
+            } else {
+                log_history(&tx, id, &partition, Event::Delete, Some(text), None, Some("forget"), now)?;
+            }
+        }
+        report.memories_deleted = targets.len();
+        tx.commit().map_err(sql_err)?;
+        drop(conn);
+        if whole {
+            self.drop_partition_index(&partition);
+        }
+        Ok(report)
+    }
+
+    /// Re-embeds every stored memory (current and past) with the configured
+    /// embedder, in batches, then records it as the store's embedder.
+    pub fn reindex(
+        &self,
+        embed: &dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
+        const BATCH: i64 = 256;
+        let total: i64 = self
+            .conn()
+            .query_row("SELECT count(*) FROM memories", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        let mut done = 0usize;
+        let mut last_row = 0i64;
+        loop {
+            let batch: Vec<(i64, String)> = {
+                let conn = self.conn();
+                let mut stmt = conn
+                    .prepare("SELECT row, text FROM memories WHERE row > ?1 ORDER BY row LIMIT ?2")
+                    .map_err(sql_err)?;
+                let rows = stmt
+                    .query_map(params![last_row, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(sql_err)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            let Some(&(last, _)) = batch.last() else { break };
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embed(&texts)?;
+            if vectors.len() != batch.len() {
+                return Err(Error::Embedding("the embedder returned a wrong number of vectors".into()));
+            }
+            let mut conn = self.conn();
+            let tx = conn.transaction().map_err(sql_err)?;
+            for ((row, _), v) in batch.iter().zip(&vectors) {
+                self.check_dims(v)?;
+                tx.execute("UPDATE memories SET embedding = ?1 WHERE row = ?2", params![vector_to_blob(v), row])
+                    .map_err(sql_err)?;
+            }
+            tx.commit().map_err(sql_err)?;
+            done += batch.len();
+            last_row = last;
+            progress(done, total.max(0) as usize);
+        }
+        set_embedder(&self.conn(), &self.embedder)?;
+        // Every derived index is stale now: drop them all, they reload from SQLite.
+        let loaded: Vec<String> = crate::lock(&self.partitions).keys().cloned().collect();
+        for p in loaded {
+            self.drop_partition_index(&p);
+        }
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("index")) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        Ok(done)
+    }
+}
+
+fn find_duplicate(tx: &Transaction<'_>, partition: &str, scope: &Scope, hash: &str, kind: &str) -> Result<Option<MemoryRecord>> {
+    let mut stmt = tx
+        .prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND content_hash = ?2 AND kind = ?3 AND valid_until IS NULL"
+        ))
+        .map_err(sql_err)?;
+    let rows = stmt
+        .query_map(params![partition, hash, kind], record_from_row)
+        .map_err(sql_err)?;
+    for r in rows {
+        let (_, rec) = r.map_err(sql_err)?;
+        if rec.scope == *scope {
+            return Ok(Some(rec));
+        }
+    }
+    Ok(None)
+}
+
+fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]) -> Result<i64> {
+    let provenance = serde_json::to_string(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
+    tx.prepare_cached(
+        "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
+         created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
+         provenance, content_hash, embedding) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, ?13, ?14, 0, NULL, ?15, ?16, ?17)",
+    )
+    .map_err(sql_err)?
+    .execute(params![
+        r.id,
+        partition,
+        r.scope.tenant,
+        r.scope.user_id,
+        r.scope.agent_id,
+        r.scope.session_id,
+        r.kind.as_str(),
+        r.text,
+        r.metadata.to_string(),
+        r.created_at,
+        r.updated_at,
+        r.valid_from,
+        r.expires_at,
+        f64::from(r.importance),
+        provenance,
+        r.content_hash,
+        vector_to_blob(v),
+    ])
+    .map_err(sql_err)?;
+    Ok(tx.last_insert_rowid())
+}
