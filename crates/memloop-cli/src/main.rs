@@ -1,1 +1,139 @@
-fn main() {}
+//! The `memloop` command line.
+
+mod bench;
+mod commands;
+mod corpus;
+mod demo;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use memloop::{Config, Error, ErrorClass};
+
+#[derive(Parser)]
+#[command(
+    name = "memloop",
+    version,
+    about = "Memory engine for LLM agents",
+    propagate_version = true
+)]
+struct Cli {
+    /// Data directory (default: the platform data dir, e.g. ~/.local/share/memloop).
+    #[arg(long, global = true, env = "MEMLOOP_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Machine-readable JSON on stdout (and nothing else there).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Configuration file (TOML); environment variables override it.
+    #[arg(long, global = true, env = "MEMLOOP_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Whose memories: at least a user or an agent for writes and searches.
+#[derive(Args, Clone, Default)]
+pub struct ScopeArgs {
+    #[arg(long)]
+    pub user: Option<String>,
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Session (run) id: narrows to one session.
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Store text as memories, as given (no extraction).
+    Add(commands::AddArgs),
+    /// Hybrid search (meaning + keywords) in a scope.
+    Search(commands::SearchArgs),
+    /// Show one memory by id.
+    Get { id: String },
+    /// List the memories of a scope, newest first.
+    List(commands::ListArgs),
+    /// Replace a memory's text (recorded in history).
+    Update(commands::UpdateArgs),
+    /// Delete a memory (it stays in history).
+    Delete { id: String },
+    /// Every change to one memory, oldest first.
+    History { id: String },
+    /// Delete every memory of a scope (--purge also drops their history).
+    Forget {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Counts and sizes of the store.
+    Stats,
+    /// Re-embed every memory with the configured embedder.
+    Reindex,
+    /// Save derived indexes (makes the next open faster; never needed for safety).
+    Gc,
+    /// A scripted run on the embedded default: stores memories for two users and searches them.
+    Demo,
+    /// Speed figures: embedding, add, import, search, recall, open time, memory.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.json;
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let (code, message, class) = describe(&e);
+            eprintln!("error: {message}");
+            if json {
+                let body = serde_json::json!({"error": {"code": code, "message": message}});
+                println!("{body}");
+            }
+            ExitCode::from(exit_code(class))
+        }
+    }
+}
+
+fn describe(e: &anyhow::Error) -> (&'static str, String, Option<ErrorClass>) {
+    match e.downcast_ref::<Error>() {
+        Some(me) => (me.code(), me.to_string(), Some(me.class())),
+        None => ("error", format!("{e:#}"), None),
+    }
+}
+
+/// 1 other, 2 invalid input, 3 not found, 4 damaged or mismatched store or model, 5 retry may help.
+fn exit_code(class: Option<ErrorClass>) -> u8 {
+    match class {
+        Some(ErrorClass::InvalidInput) => 2,
+        Some(ErrorClass::NotFound) => 3,
+        Some(ErrorClass::Corruption) => 4,
+        Some(ErrorClass::Transient) => 5,
+        Some(ErrorClass::Internal) | None => 1,
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut config = Config::load(cli.config.as_deref())?;
+    if let Some(dir) = cli.data_dir {
+        config.data_dir = dir;
+    }
+    let out = output::Output { json: cli.json };
+    match cli.command {
+        Command::Add(a) => commands::add(&config, &out, a),
+        Command::Search(a) => commands::search(&config, &out, a),
+        Command::Get { id } => commands::get(&config, &out, &id),
+        Command::List(a) => commands::list(&config, &out, a),
+        Command::Update(a) => commands::update(&config, &out, a),
+        Command::Delete { id } => commands::delete(&config, &out, &id),
+        Command::History { id } => commands::history(&config, &out, &id),
+        Command::Forget { scope, purge } => commands::forget(&config, &out, &scope, purge),
+        Command::Stats => commands::stats(&config, &out),
+        Command::Reindex => commands::reindex(&config, &out),
+        Command::Gc => commands::gc(&config, &out),
+        Command::Demo => demo::run(&config, &out),
+        Command::Bench(a) => bench::run(&config, &out, a),
+    }
+}

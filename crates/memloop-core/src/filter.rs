@@ -311,7 +311,8 @@ fn lex(text: &str) -> Result<Vec<Token>> {
             c if c.is_ascii_digit() || c == '-' || c == '.' => {
                 let start = i;
                 while i < chars.len()
-                    && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '-' | '.' | ':' | '+'))
+                    && (chars[i].is_ascii_alphanumeric()
+                        || matches!(chars[i], '-' | '.' | ':' | '+'))
                 {
                     i += 1;
                 }
@@ -324,7 +325,9 @@ fn lex(text: &str) -> Result<Vec<Token>> {
             }
             c if c.is_alphanumeric() || c == '_' => {
                 let start = i;
-                while i < chars.len() && (chars[i].is_alphanumeric() || matches!(chars[i], '_' | '.' | '-')) {
+                while i < chars.len()
+                    && (chars[i].is_alphanumeric() || matches!(chars[i], '_' | '.' | '-'))
+                {
                     i += 1;
                 }
                 let word: String = chars[start..i].iter().collect();
@@ -372,7 +375,11 @@ impl Parser {
             self.pos += 1;
             parts.push(self.and()?);
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::Or(parts) })
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Filter::Or(parts)
+        })
     }
 
     fn and(&mut self) -> Result<Filter> {
@@ -381,7 +388,11 @@ impl Parser {
             self.pos += 1;
             parts.push(self.unary()?);
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { Filter::And(parts) })
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Filter::And(parts)
+        })
     }
 
     fn unary(&mut self) -> Result<Filter> {
@@ -395,7 +406,10 @@ impl Parser {
                 }
             }
             Some(Token::Ident(field)) => self.condition(field),
-            Some(t) => Err(bad(format!("expected a field name, found {}", t.describe()))),
+            Some(t) => Err(bad(format!(
+                "expected a field name, found {}",
+                t.describe()
+            ))),
             None => Err(bad("the expression ends too early".into())),
         }
     }
@@ -409,7 +423,11 @@ impl Parser {
         };
         let op = match self.next() {
             Some(Token::Op(op)) => op,
-            _ => return Err(bad(format!("expected an operator (=, !=, <, <=, >, >=, IN) after {field:?}"))),
+            _ => {
+                return Err(bad(format!(
+                    "expected an operator (=, !=, <, <=, >, >=, IN) after {field:?}"
+                )))
+            }
         };
         let value = if op == Op::In {
             self.list()?
@@ -490,7 +508,8 @@ mod tests {
     #[test]
     fn text_and_json_forms_agree() {
         let r = record(json!({"category": "food", "rating": 4, "tag": "b"}));
-        let text = Filter::parse(r#"category = "food" AND (rating >= 4 OR tag IN ["a", "b"])"#).unwrap();
+        let text =
+            Filter::parse(r#"category = "food" AND (rating >= 4 OR tag IN ["a", "b"])"#).unwrap();
         let js = Filter::from_json(&json!({"AND": [{"category": "food"},
             {"OR": [{"rating": {"gte": 4}}, {"tag": {"in": ["a", "b"]}}]}]}))
         .unwrap();
@@ -506,7 +525,11 @@ mod tests {
         let r = record(json!({"due": "2024-06-01T10:00:00Z"}));
         assert!(Filter::parse("due > 2024-05-31").unwrap().matches(&r));
         assert!(!Filter::parse("due < 2024-05-31").unwrap().matches(&r));
-        assert!(Filter::parse("created_at >= 2024-05-01 AND created_at < '2024-05-02'").unwrap().matches(&r));
+        assert!(
+            Filter::parse("created_at >= 2024-05-01 AND created_at < '2024-05-02'")
+                .unwrap()
+                .matches(&r)
+        );
     }
 
     #[test]
@@ -523,7 +546,16 @@ mod tests {
 
     #[test]
     fn bad_expressions_say_what_is_wrong() {
-        for bad in ["", "a =", "a = 1 AND", "(a = 1", "a ~ 1", "a IN 3", "= 1", "a = 'x"] {
+        for bad in [
+            "",
+            "a =",
+            "a = 1 AND",
+            "(a = 1",
+            "a ~ 1",
+            "a IN 3",
+            "= 1",
+            "a = 'x",
+        ] {
             let err = Filter::parse(bad).unwrap_err().to_string();
             assert!(err.starts_with("invalid input: bad filter"), "{bad}: {err}");
         }

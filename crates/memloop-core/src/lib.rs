@@ -7,6 +7,7 @@ pub mod fusion;
 mod record;
 mod scope;
 pub mod text;
+pub mod time;
 mod traits;
 
 pub use error::{Error, ErrorClass, Result};

@@ -65,9 +65,17 @@ pub struct NewMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importance: Option<f32>,
     /// When the fact became true (defaults to the write time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "crate::time::opt_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub valid_from: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "crate::time::opt_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expires_at: Option<i64>,
     #[serde(default)]
     pub provenance: Provenance,
@@ -112,14 +120,20 @@ pub struct MemoryRecord {
     #[serde(flatten)]
     pub scope: Scope,
     pub metadata: serde_json::Value,
+    #[serde(with = "crate::time::millis")]
     pub created_at: i64,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: i64,
+    #[serde(with = "crate::time::millis")]
     pub valid_from: i64,
     /// Set when the memory was superseded or deleted; it is kept for history and `as_of` queries.
+    #[serde(with = "crate::time::opt_millis")]
     pub valid_until: Option<i64>,
+    #[serde(with = "crate::time::opt_millis")]
     pub expires_at: Option<i64>,
     pub importance: f32,
     pub access_count: u64,
+    #[serde(with = "crate::time::opt_millis")]
     pub last_accessed_at: Option<i64>,
     pub provenance: Provenance,
     /// sha256 of the normalised text; equal hashes in one scope are the same memory.
@@ -180,6 +194,7 @@ pub struct HistoryEntry {
     pub event: Event,
     pub old_memory: Option<String>,
     pub new_memory: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub at: i64,
     pub actor: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

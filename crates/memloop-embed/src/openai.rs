@@ -70,7 +70,10 @@ impl OpenAiEmbedder {
         let body = serde_json::json!({"model": self.cfg.model, "input": texts});
         let mut attempt = 0;
         loop {
-            let mut req = self.agent.post(&url).set("Content-Type", "application/json");
+            let mut req = self
+                .agent
+                .post(&url)
+                .set("Content-Type", "application/json");
             if let Some(key) = &self.cfg.api_key {
                 req = req.set("Authorization", &format!("Bearer {key}"));
             }
@@ -78,7 +81,10 @@ impl OpenAiEmbedder {
                 Ok(resp) => return self.parse(resp, texts.len()),
                 Err(ureq::Error::Status(code, resp)) => {
                     let detail = resp.into_string().unwrap_or_default();
-                    let msg = format!("{url} answered {code}: {}", detail.chars().take(300).collect::<String>());
+                    let msg = format!(
+                        "{url} answered {code}: {}",
+                        detail.chars().take(300).collect::<String>()
+                    );
                     if code == 429 || code >= 500 {
                         Error::Remote(msg)
                     } else {
@@ -96,9 +102,9 @@ impl OpenAiEmbedder {
     }
 
     fn parse(&self, resp: ureq::Response, expected: usize) -> Result<Vec<Vec<f32>>> {
-        let parsed: Response = resp
-            .into_json()
-            .map_err(|e| Error::Remote(format!("embedding response is not the expected JSON: {e}")))?;
+        let parsed: Response = resp.into_json().map_err(|e| {
+            Error::Remote(format!("embedding response is not the expected JSON: {e}"))
+        })?;
         let mut out = vec![Vec::new(); expected];
         for item in parsed.data {
             if item.index >= expected || item.embedding.len() != self.cfg.dimensions {

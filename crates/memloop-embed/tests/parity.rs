@@ -18,7 +18,11 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 fn fixture() -> Fixture {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/minilm_reference.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/minilm_reference.json"
+    ))
+    .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 

@@ -54,7 +54,12 @@ impl KeywordIndex {
 
     /// The `limit` best rows for the query terms by BM25, best first.
     /// `allow` restricts the candidates (filters, agent or session narrowing).
-    pub fn search(&self, terms: &[String], limit: usize, allow: Option<&dyn Fn(i64) -> bool>) -> Vec<(i64, f32)> {
+    pub fn search(
+        &self,
+        terms: &[String],
+        limit: usize,
+        allow: Option<&dyn Fn(i64) -> bool>,
+    ) -> Vec<(i64, f32)> {
         let n = self.docs.len() as f32;
         if n == 0.0 || limit == 0 {
             return Vec::new();
@@ -65,7 +70,11 @@ impl KeywordIndex {
         unique.dedup();
         let mut scores: HashMap<i64, f32> = HashMap::new();
         for term in unique {
-            let Some(list) = self.term_ids.get(term).and_then(|&id| self.postings.get(id as usize)) else {
+            let Some(list) = self
+                .term_ids
+                .get(term)
+                .and_then(|&id| self.postings.get(id as usize))
+            else {
                 continue;
             };
             let df = list.len() as f32;

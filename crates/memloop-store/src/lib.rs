@@ -18,7 +18,7 @@ mod partition;
 mod read;
 mod rows;
 mod schema;
-mod vector;
+pub mod vector;
 mod write;
 
 use std::collections::HashMap;
@@ -112,11 +112,20 @@ impl EmbeddedStore {
     }
 
     /// Opens a store whatever embedder wrote it, for `reindex` to re-embed it.
-    pub fn open_for_reindex(dir: &Path, embedder: EmbedderInfo, options: StoreOptions) -> Result<Self> {
+    pub fn open_for_reindex(
+        dir: &Path,
+        embedder: EmbedderInfo,
+        options: StoreOptions,
+    ) -> Result<Self> {
         Self::open_inner(dir, embedder, options, true)
     }
 
-    fn open_inner(dir: &Path, embedder: EmbedderInfo, options: StoreOptions, allow_mismatch: bool) -> Result<Self> {
+    fn open_inner(
+        dir: &Path,
+        embedder: EmbedderInfo,
+        options: StoreOptions,
+        allow_mismatch: bool,
+    ) -> Result<Self> {
         let io = |e| Error::Io {
             path: dir.to_path_buf(),
             source: e,
@@ -132,7 +141,8 @@ impl EmbeddedStore {
             Durability::Full => "FULL",
             Durability::Process => "NORMAL",
         };
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(sql_err)?;
         conn.execute_batch(&format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
              PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
@@ -177,9 +187,16 @@ impl EmbeddedStore {
     }
 }
 
-fn check_embedder(conn: &Connection, dir: &Path, embedder: &EmbedderInfo, allow_mismatch: bool) -> Result<()> {
+fn check_embedder(
+    conn: &Connection,
+    dir: &Path,
+    embedder: &EmbedderInfo,
+    allow_mismatch: bool,
+) -> Result<()> {
     let stored: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| {
+            r.get(0)
+        })
         .optional()
         .map_err(sql_err)?;
     let stored: Option<EmbedderInfo> = stored.and_then(|s| serde_json::from_str(&s).ok());

@@ -31,8 +31,10 @@ struct Sidecar {
 }
 
 fn max_seq(conn: &Connection) -> Result<i64> {
-    conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM index_log", [], |r| r.get(0))
-        .map_err(sql_err)
+    conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM index_log", [], |r| {
+        r.get(0)
+    })
+    .map_err(sql_err)
 }
 
 /// Where a partition's HNSW index is saved: named by a hash, never by user ids.
@@ -88,10 +90,14 @@ impl EmbeddedStore {
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
         let mut stmt = conn
-            .prepare_cached("SELECT row, text FROM memories WHERE partition = ?1 AND valid_until IS NULL")
+            .prepare_cached(
+                "SELECT row, text FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+            )
             .map_err(sql_err)?;
         let rows = stmt
-            .query_map([partition], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .query_map([partition], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(sql_err)?;
         for row in rows {
             let (row, text) = row.map_err(sql_err)?;
@@ -113,10 +119,17 @@ impl EmbeddedStore {
         }
         let mut items = Vec::with_capacity(count);
         let mut stmt = conn
-            .prepare_cached("SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL")
+            .prepare_cached(
+                "SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+            )
             .map_err(sql_err)?;
         let rows = stmt
-            .query_map([partition], |r| Ok((r.get::<_, i64>(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))
+            .query_map([partition], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
+                ))
+            })
             .map_err(sql_err)?;
         for row in rows {
             items.push(row.map_err(sql_err)?);
@@ -150,14 +163,27 @@ impl EmbeddedStore {
 
     /// The current text and vector of a row, None when it is gone or superseded.
     fn current_row(conn: &Connection, row: i64) -> Result<Option<(String, Vec<f32>)>> {
-        conn.prepare_cached("SELECT text, embedding FROM memories WHERE row = ?1 AND valid_until IS NULL")
-            .map_err(sql_err)?
-            .query_row([row], |r| Ok((r.get::<_, String>(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))
-            .optional()
-            .map_err(sql_err)
+        conn.prepare_cached(
+            "SELECT text, embedding FROM memories WHERE row = ?1 AND valid_until IS NULL",
+        )
+        .map_err(sql_err)?
+        .query_row([row], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
+            ))
+        })
+        .optional()
+        .map_err(sql_err)
     }
 
-    fn apply_log(&self, conn: &Connection, p: &mut PartitionIndex, partition: &str, from: i64) -> Result<()> {
+    fn apply_log(
+        &self,
+        conn: &Connection,
+        p: &mut PartitionIndex,
+        partition: &str,
+        from: i64,
+    ) -> Result<()> {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
             p.keywords.remove(row);
@@ -169,7 +195,13 @@ impl EmbeddedStore {
         Ok(())
     }
 
-    fn apply_log_vectors_only(&self, conn: &Connection, p: &mut PartitionIndex, partition: &str, from: i64) -> Result<()> {
+    fn apply_log_vectors_only(
+        &self,
+        conn: &Connection,
+        p: &mut PartitionIndex,
+        partition: &str,
+        from: i64,
+    ) -> Result<()> {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
             if let Some((_, v)) = Self::current_row(conn, row)? {
@@ -216,7 +248,8 @@ impl EmbeddedStore {
                 seq: p.applied_seq,
                 model_id: self.embedder.model_id.clone(),
             };
-            let json = serde_json::to_vec(&sidecar).map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
+            let json = serde_json::to_vec(&sidecar)
+                .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
             let tmp = sidecar_path.with_extension("json.tmp");
             std::fs::write(&tmp, json).map_err(io)?;
             std::fs::rename(&tmp, &sidecar_path).map_err(io)?;

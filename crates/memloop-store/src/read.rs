@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use memloop_core::fusion::{rrf, rrf_max, Ranks};
 use memloop_core::{
-    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit, SignalScores,
+    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
+    SignalScores,
 };
 use rusqlite::{params_from_iter, OptionalExtension};
 
@@ -75,7 +76,9 @@ impl EmbeddedStore {
     pub fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
         let found = self
             .conn()
-            .prepare_cached(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ?1"))
+            .prepare_cached(&format!(
+                "SELECT {RECORD_COLUMNS} FROM memories WHERE id = ?1"
+            ))
             .map_err(sql_err)?
             .query_row([id], record_from_row)
             .optional()
@@ -96,13 +99,21 @@ impl EmbeddedStore {
             if q.include_superseded { "" } else { "AND valid_until IS NULL" }
         );
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-        let rows = stmt.query_map([&partition], record_from_row).map_err(sql_err)?;
-        let limit = if q.limit == 0 { 100 } else { q.limit.min(MAX_LIMIT) };
+        let rows = stmt
+            .query_map([&partition], record_from_row)
+            .map_err(sql_err)?;
+        let limit = if q.limit == 0 {
+            100
+        } else {
+            q.limit.min(MAX_LIMIT)
+        };
         let mut out = Vec::new();
         let mut skipped = 0;
         for r in rows {
             let (_, rec) = r.map_err(sql_err)?;
-            if !(q.include_superseded || rec.is_current(now)) || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
+            if !(q.include_superseded || rec.is_current(now))
+                || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
+            {
                 continue;
             }
             if skipped < q.offset {
@@ -164,8 +175,18 @@ impl EmbeddedStore {
     pub fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
+        if !(q.vector_weight >= 0.0
+            && q.keyword_weight >= 0.0
+            && q.vector_weight + q.keyword_weight > 0.0)
+        {
+            return Err(Error::invalid(
+                "search weights must be non-negative and not both zero",
+            ));
+        }
         if q.top_k == 0 || q.top_k > MAX_LIMIT {
-            return Err(Error::invalid(format!("top_k must be between 1 and {MAX_LIMIT}")));
+            return Err(Error::invalid(format!(
+                "top_k must be between 1 and {MAX_LIMIT}"
+            )));
         }
         let restricted = q.filter.is_some()
             || !q.kinds.is_empty()
@@ -183,8 +204,23 @@ impl EmbeddedStore {
         let (vec_hits, kw_hits) = {
             let p = lock(&part);
             let allow_fn = |row: i64| allowed.as_ref().is_none_or(|a| a.contains(&row));
-            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() { Some(&allow_fn) } else { None };
-            (p.vectors.search(vector, n, allow)?, p.keywords.search(&terms, n, allow))
+            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() {
+                Some(&allow_fn)
+            } else {
+                None
+            };
+            // A signal weighted 0 is not computed at all (dense-only, keyword-only).
+            let vec_hits = if q.vector_weight > 0.0 {
+                p.vectors.search(vector, n, allow)?
+            } else {
+                Vec::new()
+            };
+            let kw_hits = if q.keyword_weight > 0.0 {
+                p.keywords.search(&terms, n, allow)
+            } else {
+                Vec::new()
+            };
+            (vec_hits, kw_hits)
         };
         let mut fused: HashMap<i64, SignalScores> = HashMap::new();
         for (rank, (row, sim)) in vec_hits.iter().enumerate() {
@@ -219,7 +255,9 @@ impl EmbeddedStore {
         let now = now_millis();
         let mut out = Vec::with_capacity(q.top_k);
         for (row, scores) in ranked {
-            let Some(record) = records.get(&row) else { continue };
+            let Some(record) = records.get(&row) else {
+                continue;
+            };
             let score = if max > 0.0 { scores.fused / max } else { 0.0 };
             if !record.is_current(now) || score < q.min_score {
                 continue;
@@ -243,7 +281,9 @@ impl EmbeddedStore {
                 "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND valid_until IS NULL"
             ))
             .map_err(sql_err)?;
-        let rows = stmt.query_map([partition], record_from_row).map_err(sql_err)?;
+        let rows = stmt
+            .query_map([partition], record_from_row)
+            .map_err(sql_err)?;
         let mut out = HashSet::new();
         for r in rows {
             let (row, rec) = r.map_err(sql_err)?;
@@ -261,17 +301,24 @@ impl EmbeddedStore {
         let conn = self.conn();
         let placeholders = vec!["?"; rows.len()].join(",");
         let mut stmt = conn
-            .prepare(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE row IN ({placeholders})"))
+            .prepare(&format!(
+                "SELECT {RECORD_COLUMNS} FROM memories WHERE row IN ({placeholders})"
+            ))
             .map_err(sql_err)?;
         let found = stmt
             .query_map(params_from_iter(rows.iter()), record_from_row)
             .map_err(sql_err)?;
-        found.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(sql_err)
+        found
+            .collect::<rusqlite::Result<HashMap<_, _>>>()
+            .map_err(sql_err)
     }
 
     pub fn stats(&self) -> Result<Stats> {
         let conn = self.conn();
-        let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(sql_err);
+        let one = |sql: &str| {
+            conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map_err(sql_err)
+        };
         let memories = one("SELECT count(*) FROM memories")?;
         let current = one("SELECT count(*) FROM memories WHERE valid_until IS NULL")?;
         let partitions = one("SELECT count(DISTINCT partition) FROM memories")?;
@@ -314,5 +361,7 @@ impl EmbeddedStore {
 }
 
 fn admits(scope: &Scope, kinds: &[Kind], filter: Option<&Filter>, rec: &MemoryRecord) -> bool {
-    scope.admits(&rec.scope) && (kinds.is_empty() || kinds.contains(&rec.kind)) && filter.is_none_or(|f| f.matches(rec))
+    scope.admits(&rec.scope)
+        && (kinds.is_empty() || kinds.contains(&rec.kind))
+        && filter.is_none_or(|f| f.matches(rec))
 }

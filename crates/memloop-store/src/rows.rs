@@ -4,7 +4,8 @@ use memloop_core::{Kind, MemoryRecord, Provenance, Scope};
 use rusqlite::Row;
 
 /// The columns every record query selects, in the order `record_from_row` reads them.
-pub const RECORD_COLUMNS: &str = "row, id, tenant, user_id, agent_id, session_id, kind, text, metadata, \
+pub const RECORD_COLUMNS: &str =
+    "row, id, tenant, user_id, agent_id, session_id, kind, text, metadata, \
      created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, \
      last_accessed_at, provenance, content_hash";
 

@@ -47,7 +47,12 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     // Eight independent sums let the compiler keep several SIMD lanes busy.
     let mut acc = [0.0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
     for (x, y) in ca.zip(cb) {
         for i in 0..8 {
             acc[i] += x[i] * y[i];
@@ -81,7 +86,11 @@ impl VectorIndex {
         match self {
             VectorIndex::Flat(f) => {
                 if v.len() != f.dim {
-                    return Err(ann_err(format!("vector of {} dimensions, index has {}", v.len(), f.dim)));
+                    return Err(ann_err(format!(
+                        "vector of {} dimensions, index has {}",
+                        v.len(),
+                        f.dim
+                    )));
                 }
                 if let Some(&p) = f.pos.get(&row) {
                     f.data[p * f.dim..(p + 1) * f.dim].copy_from_slice(v);
@@ -98,7 +107,9 @@ impl VectorIndex {
                     a.index.remove(key).map_err(ann_err)?;
                 }
                 if a.index.size() + 1 > a.index.capacity() {
-                    a.index.reserve((a.index.capacity() * 2).max(1024)).map_err(ann_err)?;
+                    a.index
+                        .reserve((a.index.capacity() * 2).max(1024))
+                        .map_err(ann_err)?;
                 }
                 a.index.add(key, v).map_err(ann_err)
             }
@@ -131,7 +142,12 @@ impl VectorIndex {
     }
 
     /// The `k` nearest rows with their cosine similarity, best first.
-    pub fn search(&self, q: &[f32], k: usize, allow: Option<&dyn Fn(i64) -> bool>) -> Result<Vec<(i64, f32)>> {
+    pub fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        allow: Option<&dyn Fn(i64) -> bool>,
+    ) -> Result<Vec<(i64, f32)>> {
         match self {
             VectorIndex::Flat(f) => {
                 if q.len() != f.dim {
@@ -162,7 +178,11 @@ impl VectorIndex {
     }
 
     /// Builds an HNSW index over the given rows (with a progress callback).
-    pub fn build_ann(dim: usize, items: &[(i64, Vec<f32>)], progress: &dyn Fn(usize, usize)) -> Result<VectorIndex> {
+    pub fn build_ann(
+        dim: usize,
+        items: &[(i64, Vec<f32>)],
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<VectorIndex> {
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
         index.reserve(items.len().max(1024)).map_err(ann_err)?;
         for (i, (row, v)) in items.iter().enumerate() {
@@ -211,10 +231,14 @@ mod tests {
     use super::*;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let mut v: Vec<f32> = (0..dim)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
             })
             .collect();
@@ -235,7 +259,11 @@ mod tests {
         let hits = idx.search(&unit(20, 16), 3, None).unwrap();
         assert_eq!(hits[0].0, 20);
         assert!((hits[0].1 - 1.0).abs() < 1e-5);
-        assert!(idx.search(&unit(10, 16), 48, None).unwrap().iter().all(|h| h.0 != 10));
+        assert!(idx
+            .search(&unit(10, 16), 48, None)
+            .unwrap()
+            .iter()
+            .all(|h| h.0 != 10));
     }
 
     #[test]
@@ -250,8 +278,18 @@ mod tests {
         let mut found = 0;
         for q in 0..50 {
             let query = unit(10_000 + q, dim);
-            let exact: Vec<i64> = flat.search(&query, 10, None).unwrap().iter().map(|h| h.0).collect();
-            let approx: Vec<i64> = ann.search(&query, 10, None).unwrap().iter().map(|h| h.0).collect();
+            let exact: Vec<i64> = flat
+                .search(&query, 10, None)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect();
+            let approx: Vec<i64> = ann
+                .search(&query, 10, None)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect();
             found += approx.iter().filter(|r| exact.contains(r)).count();
         }
         assert!(found as f32 / 500.0 > 0.9, "recall {found}/500");

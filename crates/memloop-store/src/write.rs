@@ -28,7 +28,9 @@ pub struct ForgetReport {
 
 fn validate_metadata(v: &Value) -> Result<()> {
     if !v.is_object() {
-        return Err(Error::invalid("metadata must be a JSON object, e.g. {\"topic\": \"food\"}"));
+        return Err(Error::invalid(
+            "metadata must be a JSON object, e.g. {\"topic\": \"food\"}",
+        ));
     }
     Ok(())
 }
@@ -57,14 +59,24 @@ fn log_history(
          VALUES (?1, ?2, ?3, ?4, ?5, 'api', ?6, ?7)",
     )
     .map_err(sql_err)?
-    .execute(params![memory_id, partition, event.as_str(), old, new, reason, at])
+    .execute(params![
+        memory_id,
+        partition,
+        event.as_str(),
+        old,
+        new,
+        reason,
+        at
+    ])
     .map_err(sql_err)?;
     Ok(())
 }
 
 fn get_by_id(conn: &Connection, tenant: &str, id: &str) -> Result<(i64, String, MemoryRecord)> {
     let found = conn
-        .prepare_cached(&format!("SELECT {RECORD_COLUMNS}, partition FROM memories WHERE id = ?1"))
+        .prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS}, partition FROM memories WHERE id = ?1"
+        ))
         .map_err(sql_err)?
         .query_row([id], |r| {
             let (row, rec) = record_from_row(r)?;
@@ -83,7 +95,11 @@ impl EmbeddedStore {
     /// Stores memories in one scope, one transaction. A text already stored
     /// and current in the same scope (same normalised text and kind) is not
     /// stored twice: its result says NOOP and carries the existing id.
-    pub fn insert(&self, scope: &Scope, items: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<(MemoryRecord, Event)>> {
+    pub fn insert(
+        &self,
+        scope: &Scope,
+        items: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<(MemoryRecord, Event)>> {
         let partition = scope.partition()?;
         for (m, v) in &items {
             validate_text(&m.text)?;
@@ -101,7 +117,8 @@ impl EmbeddedStore {
         let mut out = Vec::with_capacity(items.len());
         for (m, v) in items {
             let hash = content_hash(&m.text);
-            if let Some(existing) = find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str())? {
+            if let Some(existing) = find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str())?
+            {
                 out.push((existing, Event::Noop));
                 continue;
             }
@@ -124,7 +141,16 @@ impl EmbeddedStore {
                 content_hash: hash,
             };
             let row = insert_row(&tx, &partition, &record, &v)?;
-            log_history(&tx, &id, &partition, Event::Add, None, Some(&record.text), None, now)?;
+            log_history(
+                &tx,
+                &id,
+                &partition,
+                Event::Add,
+                None,
+                Some(&record.text),
+                None,
+                now,
+            )?;
             log_change(&tx, &partition, row)?;
             out.push((record, Event::Add));
         }
@@ -133,7 +159,12 @@ impl EmbeddedStore {
     }
 
     /// Changes a current memory in place; the old text stays in its history.
-    pub fn update(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<(MemoryRecord, String)> {
+    pub fn update(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: MemoryUpdate,
+    ) -> Result<(MemoryRecord, String)> {
         if let Some((text, v)) = &change.text {
             validate_text(text)?;
             self.check_dims(v)?;
@@ -175,7 +206,16 @@ impl EmbeddedStore {
             params![rec.metadata.to_string(), rec.expires_at, f64::from(rec.importance), now, row],
         )
         .map_err(sql_err)?;
-        log_history(&tx, id, &partition, Event::Update, Some(&old_text), Some(&rec.text), None, now)?;
+        log_history(
+            &tx,
+            id,
+            &partition,
+            Event::Update,
+            Some(&old_text),
+            Some(&rec.text),
+            None,
+            now,
+        )?;
         log_change(&tx, &partition, row)?;
         tx.commit().map_err(sql_err)?;
         Ok((rec, old_text))
@@ -189,14 +229,25 @@ impl EmbeddedStore {
         let tx = conn.transaction().map_err(sql_err)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
         if rec.valid_until.is_some() {
-            return Err(Error::invalid(format!("memory {id} is already deleted or superseded")));
+            return Err(Error::invalid(format!(
+                "memory {id} is already deleted or superseded"
+            )));
         }
         tx.execute(
             "UPDATE memories SET valid_until = ?1, updated_at = ?1 WHERE row = ?2",
             params![now, row],
         )
         .map_err(sql_err)?;
-        log_history(&tx, id, &partition, Event::Delete, Some(&rec.text), None, reason, now)?;
+        log_history(
+            &tx,
+            id,
+            &partition,
+            Event::Delete,
+            Some(&rec.text),
+            None,
+            reason,
+            now,
+        )?;
         log_change(&tx, &partition, row)?;
         tx.commit().map_err(sql_err)?;
         rec.valid_until = Some(now);
@@ -217,9 +268,13 @@ impl EmbeddedStore {
         let mut targets: Vec<(i64, String, String)> = Vec::new();
         {
             let mut stmt = tx
-                .prepare(&format!("SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1"))
+                .prepare(&format!(
+                    "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1"
+                ))
                 .map_err(sql_err)?;
-            let rows = stmt.query_map([&partition], record_from_row).map_err(sql_err)?;
+            let rows = stmt
+                .query_map([&partition], record_from_row)
+                .map_err(sql_err)?;
             for r in rows {
                 let (row, rec) = r.map_err(sql_err)?;
                 if scope.admits(&rec.scope) {
@@ -229,14 +284,24 @@ impl EmbeddedStore {
         }
         let mut report = ForgetReport::default();
         for (row, id, text) in &targets {
-            tx.execute("DELETE FROM memories WHERE row = ?1", [row]).map_err(sql_err)?;
+            tx.execute("DELETE FROM memories WHERE row = ?1", [row])
+                .map_err(sql_err)?;
             log_change(&tx, &partition, *row)?;
             if purge {
                 report.history_deleted += tx
                     .execute("DELETE FROM history WHERE memory_id = ?1", [id])
                     .map_err(sql_err)?;
             } else {
-                log_history(&tx, id, &partition, Event::Delete, Some(text), None, Some("forget"), now)?;
+                log_history(
+                    &tx,
+                    id,
+                    &partition,
+                    Event::Delete,
+                    Some(text),
+                    None,
+                    Some("forget"),
+                    now,
+                )?;
             }
         }
         report.memories_deleted = targets.len();
@@ -273,18 +338,25 @@ impl EmbeddedStore {
                     .map_err(sql_err)?;
                 rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
             };
-            let Some(&(last, _)) = batch.last() else { break };
+            let Some(&(last, _)) = batch.last() else {
+                break;
+            };
             let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = embed(&texts)?;
             if vectors.len() != batch.len() {
-                return Err(Error::Embedding("the embedder returned a wrong number of vectors".into()));
+                return Err(Error::Embedding(
+                    "the embedder returned a wrong number of vectors".into(),
+                ));
             }
             let mut conn = self.conn();
             let tx = conn.transaction().map_err(sql_err)?;
             for ((row, _), v) in batch.iter().zip(&vectors) {
                 self.check_dims(v)?;
-                tx.execute("UPDATE memories SET embedding = ?1 WHERE row = ?2", params![vector_to_blob(v), row])
-                    .map_err(sql_err)?;
+                tx.execute(
+                    "UPDATE memories SET embedding = ?1 WHERE row = ?2",
+                    params![vector_to_blob(v), row],
+                )
+                .map_err(sql_err)?;
             }
             tx.commit().map_err(sql_err)?;
             done += batch.len();
@@ -306,7 +378,13 @@ impl EmbeddedStore {
     }
 }
 
-fn find_duplicate(tx: &Transaction<'_>, partition: &str, scope: &Scope, hash: &str, kind: &str) -> Result<Option<MemoryRecord>> {
+fn find_duplicate(
+    tx: &Transaction<'_>,
+    partition: &str,
+    scope: &Scope,
+    hash: &str,
+    kind: &str,
+) -> Result<Option<MemoryRecord>> {
     let mut stmt = tx
         .prepare_cached(&format!(
             "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND content_hash = ?2 AND kind = ?3 AND valid_until IS NULL"
@@ -325,7 +403,8 @@ fn find_duplicate(tx: &Transaction<'_>, partition: &str, scope: &Scope, hash: &s
 }
 
 fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]) -> Result<i64> {
-    let provenance = serde_json::to_string(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
+    let provenance =
+        serde_json::to_string(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
     tx.prepare_cached(
         "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
          created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \

@@ -84,12 +84,18 @@ impl Weights<'_> {
             .tensor(&full)
             .map_err(|_| invalid(self.path, format!("tensor {full} is missing")))?;
         if t.dtype() != safetensors::Dtype::F32 {
-            return Err(invalid(self.path, format!("tensor {full} is {:?}, expected F32", t.dtype())));
+            return Err(invalid(
+                self.path,
+                format!("tensor {full} is {:?}, expected F32", t.dtype()),
+            ));
         }
         if t.shape() != shape {
             return Err(invalid(
                 self.path,
-                format!("tensor {full} has shape {:?}, expected {shape:?}", t.shape()),
+                format!(
+                    "tensor {full} has shape {:?}, expected {shape:?}",
+                    t.shape()
+                ),
             ));
         }
         Ok(t.data()
@@ -138,8 +144,14 @@ impl Bert {
         })?;
         let cfg: BertConfig = serde_json::from_str(&cfg_text)
             .map_err(|e| invalid(&cfg_path, format!("not a BERT config: {e}")))?;
-        if cfg.hidden_act != "gelu" || cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
-            return Err(invalid(&cfg_path, "unsupported configuration (need gelu, heads dividing hidden size)"));
+        if cfg.hidden_act != "gelu"
+            || cfg.num_attention_heads == 0
+            || cfg.hidden_size % cfg.num_attention_heads != 0
+        {
+            return Err(invalid(
+                &cfg_path,
+                "unsupported configuration (need gelu, heads dividing hidden size)",
+            ));
         }
         let path = dir.join("model.safetensors");
         let bytes = std::fs::read(&path).map_err(|e| Error::Io {
@@ -147,8 +159,16 @@ impl Bert {
             source: e,
         })?;
         let st = SafeTensors::deserialize(&bytes).map_err(|e| invalid(&path, e.to_string()))?;
-        let prefix = if st.names().iter().any(|n| n.starts_with("bert.")) { "bert." } else { "" };
-        let w = Weights { st, prefix, path: &path };
+        let prefix = if st.names().iter().any(|n| n.starts_with("bert.")) {
+            "bert."
+        } else {
+            ""
+        };
+        let w = Weights {
+            st,
+            prefix,
+            path: &path,
+        };
         let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
         let token_types = w.get("embeddings.token_type_embeddings.weight", &[2, h])?;
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
@@ -173,7 +193,10 @@ impl Bert {
         }
         Ok(Bert {
             word: w.get("embeddings.word_embeddings.weight", &[cfg.vocab_size, h])?,
-            position: w.get("embeddings.position_embeddings.weight", &[cfg.max_position_embeddings, h])?,
+            position: w.get(
+                "embeddings.position_embeddings.weight",
+                &[cfg.max_position_embeddings, h],
+            )?,
             token_type0: token_types[..h].to_vec(),
             emb_norm: w.norm("embeddings.LayerNorm", h)?,
             layers,
@@ -198,15 +221,22 @@ impl Bert {
         let mut row = 0;
         for seq in sequences {
             if seq.len() > self.cfg.max_position_embeddings {
-                return Err(Error::Embedding("a sequence is longer than the model's positions".into()));
+                return Err(Error::Embedding(
+                    "a sequence is longer than the model's positions".into(),
+                ));
             }
             for (pos, &id) in seq.iter().enumerate() {
                 let id = id as usize;
                 if id >= self.cfg.vocab_size {
-                    return Err(Error::Embedding(format!("token id {id} is outside the vocabulary")));
+                    return Err(Error::Embedding(format!(
+                        "token id {id} is outside the vocabulary"
+                    )));
                 }
                 let out = &mut x[row * h..(row + 1) * h];
-                let (w, p) = (&self.word[id * h..(id + 1) * h], &self.position[pos * h..(pos + 1) * h]);
+                let (w, p) = (
+                    &self.word[id * h..(id + 1) * h],
+                    &self.position[pos * h..(pos + 1) * h],
+                );
                 for d in 0..h {
                     out[d] = w[d] + p[d] + self.token_type0[d];
                 }
@@ -238,7 +268,13 @@ impl Bert {
         Ok(out)
     }
 
-    fn layer_forward(&self, layer: &Layer, x: &mut [f32], lens: &[usize], s: &mut Scratch) -> Result<()> {
+    fn layer_forward(
+        &self,
+        layer: &Layer,
+        x: &mut [f32],
+        lens: &[usize],
+        s: &mut Scratch,
+    ) -> Result<()> {
         let h = self.cfg.hidden_size;
         let total = x.len() / h;
         linear(&layer.qkv, x, total, &mut s.qkv)?;
@@ -260,7 +296,13 @@ impl Bert {
     }
 
     /// Multi-head self-attention of each sequence over its own tokens.
-    fn attention(&self, qkv: &[f32], lens: &[usize], ctx: &mut [f32], scores: &mut Vec<f32>) -> Result<()> {
+    fn attention(
+        &self,
+        qkv: &[f32],
+        lens: &[usize],
+        ctx: &mut [f32],
+        scores: &mut Vec<f32>,
+    ) -> Result<()> {
         let h = self.cfg.hidden_size;
         let heads = self.cfg.num_attention_heads;
         let d = h / heads;
@@ -271,17 +313,41 @@ impl Bert {
             scores.resize(len * len, 0.0);
             for head in 0..heads {
                 let base = start * stride + head * d;
-                let q = View { data: &qkv[base..], rows: len, cols: d, row_stride: stride, col_stride: 1 };
+                let q = View {
+                    data: &qkv[base..],
+                    rows: len,
+                    cols: d,
+                    row_stride: stride,
+                    col_stride: 1,
+                };
                 // K transposed: element (k, j) = K[j][k].
-                let kt = View { data: &qkv[base + h..], rows: d, cols: len, row_stride: 1, col_stride: stride };
+                let kt = View {
+                    data: &qkv[base + h..],
+                    rows: d,
+                    cols: len,
+                    row_stride: 1,
+                    col_stride: stride,
+                };
                 if !sgemm(scale, q, kt, 0.0, scores, len) {
                     return Err(shape_error());
                 }
                 for r in 0..len {
                     softmax(&mut scores[r * len..(r + 1) * len]);
                 }
-                let p = View { data: scores, rows: len, cols: len, row_stride: len, col_stride: 1 };
-                let v = View { data: &qkv[base + 2 * h..], rows: len, cols: d, row_stride: stride, col_stride: 1 };
+                let p = View {
+                    data: scores,
+                    rows: len,
+                    cols: len,
+                    row_stride: len,
+                    col_stride: 1,
+                };
+                let v = View {
+                    data: &qkv[base + 2 * h..],
+                    rows: len,
+                    cols: d,
+                    row_stride: stride,
+                    col_stride: 1,
+                };
                 if !sgemm(1.0, p, v, 0.0, &mut ctx[start * h + head * d..], h) {
                     return Err(shape_error());
                 }
@@ -322,8 +388,20 @@ fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
     for r in 0..rows {
         out[r * l.outputs..(r + 1) * l.outputs].copy_from_slice(&l.bias);
     }
-    let a = View { data: x, rows, cols: l.inputs, row_stride: l.inputs, col_stride: 1 };
-    let b = View { data: &l.weight_t, rows: l.inputs, cols: l.outputs, row_stride: l.outputs, col_stride: 1 };
+    let a = View {
+        data: x,
+        rows,
+        cols: l.inputs,
+        row_stride: l.inputs,
+        col_stride: 1,
+    };
+    let b = View {
+        data: &l.weight_t,
+        rows: l.inputs,
+        cols: l.outputs,
+        row_stride: l.outputs,
+        col_stride: 1,
+    };
     if sgemm(1.0, a, b, 1.0, out, l.outputs) {
         Ok(())
     } else {
@@ -363,7 +441,10 @@ fn erf(x: f32) -> f32 {
     let sign = if x < 0.0 { -1.0 } else { 1.0 };
     let x = x.abs();
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     (sign * (1.0 - poly * (-x * x).exp())) as f32
 }
 
@@ -373,7 +454,12 @@ mod tests {
 
     #[test]
     fn erf_matches_known_values() {
-        for (x, want) in [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3)] {
+        for (x, want) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+        ] {
             assert!((erf(x) - want).abs() < 1e-6, "erf({x})");
         }
     }

@@ -25,7 +25,14 @@ impl View<'_> {
 
 /// c = alpha·a·b + beta·c, where c is `a.rows × b.cols` at `c_row_stride` (column stride 1).
 /// Returns false (and does nothing) when the shapes or slices do not fit.
-pub fn sgemm(alpha: f32, a: View<'_>, b: View<'_>, beta: f32, c: &mut [f32], c_row_stride: usize) -> bool {
+pub fn sgemm(
+    alpha: f32,
+    a: View<'_>,
+    b: View<'_>,
+    beta: f32,
+    c: &mut [f32],
+    c_row_stride: usize,
+) -> bool {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     let fits = a.cols == b.rows
         && View::extent(m, k, a.row_stride, a.col_stride) <= a.data.len()

@@ -13,6 +13,8 @@ use tokenizers::{Tokenizer, TruncationParams};
 use bert::Bert;
 
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// The model's output width; checked against config.json at load.
+pub const DIMENSIONS: usize = 384;
 /// The folder name the model is fetched into.
 pub const MODEL_DIR_NAME: &str = "all-MiniLM-L6-v2";
 /// sentence-transformers' max_seq_length for this model; longer input is truncated.
@@ -37,10 +39,17 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         roots.extend(cwd.ancestors().map(Path::to_path_buf));
     }
-    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         roots.extend(exe_dir.ancestors().map(Path::to_path_buf));
     }
-    candidates.extend(roots.into_iter().map(|r| r.join("models").join(MODEL_DIR_NAME)));
+    candidates.extend(
+        roots
+            .into_iter()
+            .map(|r| r.join("models").join(MODEL_DIR_NAME)),
+    );
     if let Some(cache) = dirs::cache_dir() {
         candidates.push(cache.join("memloop").join("models").join(MODEL_DIR_NAME));
     }
@@ -51,7 +60,11 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
         return Ok(found.clone());
     }
     // Report the explicit choices and the usual places, not every ancestor.
-    let mut shown: Vec<String> = candidates.iter().take(3).map(|p| p.display().to_string()).collect();
+    let mut shown: Vec<String> = candidates
+        .iter()
+        .take(3)
+        .map(|p| p.display().to_string())
+        .collect();
     if let Some(last) = candidates.last() {
         shown.push(last.display().to_string());
     }
@@ -88,6 +101,15 @@ impl MiniLmEmbedder {
                 reason: e.to_string(),
             })?;
         let model = Bert::load(dir)?;
+        if model.hidden_size() != DIMENSIONS {
+            return Err(Error::ModelInvalid {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "hidden size {} is not {DIMENSIONS}: not all-MiniLM-L6-v2",
+                    model.hidden_size()
+                ),
+            });
+        }
         if model.max_positions() < MAX_TOKENS {
             return Err(Error::ModelInvalid {
                 path: dir.to_path_buf(),
@@ -132,7 +154,8 @@ impl MiniLmEmbedder {
         while start < seqs.len() {
             let mut end = start;
             let mut tokens = 0;
-            while end < seqs.len() && (end == start || tokens + seqs[end].len() <= TOKENS_PER_PASS) {
+            while end < seqs.len() && (end == start || tokens + seqs[end].len() <= TOKENS_PER_PASS)
+            {
                 tokens += seqs[end].len();
                 end += 1;
             }
@@ -163,7 +186,8 @@ impl Embedder for MiniLmEmbedder {
         let mut acc = 0;
         for (i, s) in seqs.iter().enumerate() {
             acc += s.len();
-            if acc * threads >= total * bounds.len() && bounds.len() < threads && i + 1 < seqs.len() {
+            if acc * threads >= total * bounds.len() && bounds.len() < threads && i + 1 < seqs.len()
+            {
                 bounds.push(i + 1);
             }
         }
@@ -178,7 +202,11 @@ impl Embedder for MiniLmEmbedder {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("an embedding thread panicked".into()))))
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Internal("an embedding thread panicked".into()))
+                    })
+                })
                 .collect()
         });
         let mut out = Vec::with_capacity(texts.len());

@@ -1,0 +1,451 @@
+//! `memloop bench`: speed figures on a deterministic synthetic corpus.
+//! Every figure is measured in this run; compare ratios, not absolute numbers,
+//! across machines.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use memloop::vector::{Flat, VectorIndex};
+use memloop::{
+    Config, Durability, Embedder, EmbedderConfig, Memory, MiniLmEmbedder, NewMemory, Scope,
+    SearchQuery, StoreOptions,
+};
+use serde_json::{json, Value};
+
+use crate::corpus::{mixed_vector, sentences, Rng};
+use crate::output::Output;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Memories in the measured scope, one run per size.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    sizes: Vec<usize>,
+    /// Also measure the vector index alone at 1,000,000 vectors.
+    #[arg(long)]
+    large: bool,
+    /// Queries per latency figure.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Texts for the embedding figures, one per line (default: the synthetic corpus).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Write the embedding corpus to this file and exit (to time other embedders on the same text).
+    #[arg(long)]
+    dump_corpus: Option<PathBuf>,
+    /// Skip the embedding figures.
+    #[arg(long)]
+    skip_embedding: bool,
+    /// Commit durability for the store figures: full (fsync) or process.
+    #[arg(long, default_value = "full")]
+    durability: String,
+    /// Where the benchmark stores live (default: a temporary directory, removed after).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+}
+
+pub fn progress_bar(out: &Output, len: u64, label: &str) -> ProgressBar {
+    let _ = out;
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_string());
+    bar
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+/// p50 and p99 in milliseconds of `n` runs of `f`.
+fn latency(n: usize, mut f: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<(f64, f64)> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        f(i)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+}
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn load_embedder(config: &Config) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+    let (dir, threads) = match &config.embedder {
+        EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
+        _ => anyhow::bail!(
+            "memloop bench measures the local embedder; remove the remote embedder from the config"
+        ),
+    };
+    let mut e = MiniLmEmbedder::locate_and_load(dir.as_deref())?;
+    if let Some(t) = threads {
+        e = e.with_threads(t);
+    }
+    Ok(Arc::new(e))
+}
+
+pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
+    let texts = match &a.corpus {
+        Some(p) => std::fs::read_to_string(p)?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(String::from)
+            .collect(),
+        None => sentences(1, 1024),
+    };
+    if let Some(path) = &a.dump_corpus {
+        std::fs::write(path, texts.join("\n") + "\n")?;
+        eprintln!("wrote {} sentences to {}", texts.len(), path.display());
+        return Ok(());
+    }
+    let durability = match a.durability.as_str() {
+        "full" => Durability::Full,
+        "process" => Durability::Process,
+        other => anyhow::bail!("--durability {other:?}: use full or process"),
+    };
+    let t = Instant::now();
+    let embedder = load_embedder(config)?;
+    let mut report =
+        json!({"model_load_ms": t.elapsed().as_secs_f64() * 1e3, "durability": a.durability});
+    if !a.skip_embedding {
+        report["embedding"] = bench_embedding(&embedder, &texts)?;
+        print_embedding(out, &report["embedding"]);
+    }
+    let tmp;
+    let work = match &a.work_dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = TempDir::new()?;
+            tmp.0.clone()
+        }
+    };
+    let mut stores = Vec::new();
+    for &n in &a.sizes {
+        let fig = bench_store(
+            out,
+            &embedder,
+            &work.join(format!("store-{n}")),
+            n,
+            a.queries,
+            durability,
+        )?;
+        print_store(out, n, &fig);
+        stores.push(fig);
+    }
+    report["stores"] = Value::Array(stores);
+    if a.large {
+        let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;
+        print_index_only(out, &fig);
+        report["index_only"] = fig;
+    }
+    report["peak_rss_mb"] = json!(peak_rss_mb());
+    if out.json {
+        out.json_value(&report)?;
+    } else {
+        println!("peak RSS: {:.0} MB", peak_rss_mb());
+    }
+    Ok(())
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> anyhow::Result<TempDir> {
+        let p = std::env::temp_dir().join(format!("memloop-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&p)?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn bench_embedding(e: &MiniLmEmbedder, texts: &[String]) -> anyhow::Result<Value> {
+    let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    e.embed_batch(&strs[..strs.len().min(64)])?; // warm-up
+    let n = strs.len().min(200);
+    let (p50, p99) = latency(n, |i| {
+        e.embed(strs[i])?;
+        Ok(())
+    })?;
+    let t = Instant::now();
+    for chunk in strs.chunks(32) {
+        e.embed_batch(chunk)?;
+    }
+    let batch_rate = strs.len() as f64 / t.elapsed().as_secs_f64();
+    Ok(
+        json!({"sentences": strs.len(), "single_p50_ms": p50, "single_p99_ms": p99,
+        "single_per_s": 1e3 / p50, "batch32_per_s": batch_rate}),
+    )
+}
+
+fn print_embedding(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!("embedding (all-MiniLM-L6-v2, {} sentences)", v["sentences"]);
+    println!(
+        "  single   p50 {:>7.2} ms   p99 {:>7.2} ms",
+        f(v, "single_p50_ms"),
+        f(v, "single_p99_ms")
+    );
+    println!("  batch32  {:>7.0} sentences/s", f(v, "batch32_per_s"));
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
+/// A pool of real embeddings that the synthetic vectors mix.
+fn vector_pool(e: &MiniLmEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+    let texts = sentences(7, n);
+    let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Ok(e.embed_batch(&strs)?)
+}
+
+fn exact_top10(vectors: &[(i64, Vec<f32>)], q: &[f32]) -> Vec<i64> {
+    let mut flat = VectorIndex::Flat(Flat::new(q.len()));
+    for (r, v) in vectors {
+        let _ = flat.insert(*r, v);
+    }
+    flat.search(q, 10, None)
+        .map(|h| h.into_iter().map(|x| x.0).collect())
+        .unwrap_or_default()
+}
+
+fn bench_store(
+    out: &Output,
+    e: &Arc<MiniLmEmbedder>,
+    dir: &std::path::Path,
+    n: usize,
+    queries: usize,
+    durability: Durability,
+) -> anyhow::Result<Value> {
+    let _ = std::fs::remove_dir_all(dir);
+    let options = StoreOptions::default().with_durability(durability);
+    let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
+    let pool = vector_pool(e, 1000)?;
+    let mut rng = Rng::new(42 + n as u64);
+    let scope = Scope::user("bench-user");
+    // Bulk import with precomputed vectors: the store's own rate.
+    let bar = progress_bar(out, n as u64, &format!("import {n}"));
+    let mut items: Vec<(i64, Vec<f32>)> = Vec::with_capacity(n);
+    let t = Instant::now();
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(1000);
+        let batch: Vec<(NewMemory, Vec<f32>)> = (0..m)
+            .map(|j| {
+                let text = format!("{} (note {})", crate::corpus::sentence(&mut rng), i + j);
+                (NewMemory::text(text), mixed_vector(&mut rng, &pool))
+            })
+            .collect();
+        for (j, (_, v)) in batch.iter().enumerate() {
+            items.push(((i + j) as i64, v.clone()));
+        }
+        memory.store().insert(&scope, batch)?;
+        i += m;
+        bar.set_position(i as u64);
+    }
+    let import_rate = n as f64 / t.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    // First search: loads the partition and builds its indexes.
+    let qvecs: Vec<Vec<f32>> = (0..queries)
+        .map(|_| mixed_vector(&mut rng, &pool))
+        .collect();
+    let qtexts = sentences(99, queries);
+    let t = Instant::now();
+    memory.search_by_vector(
+        &SearchQuery::new(scope.clone(), qtexts[0].clone()),
+        &qvecs[0],
+    )?;
+    let index_build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (hybrid_p50, hybrid_p99) = latency(queries, |i| {
+        memory.search_by_vector(
+            &SearchQuery::new(scope.clone(), qtexts[i].clone()),
+            &qvecs[i],
+        )?;
+        Ok(())
+    })?;
+    let mut dense = SearchQuery::new(scope.clone(), "");
+    dense.keyword_weight = 0.0;
+    let (dense_p50, dense_p99) = latency(queries, |i| {
+        memory.search_by_vector(&dense, &qvecs[i])?;
+        Ok(())
+    })?;
+    // Recall@10 of the index against exact search; a hit's note number is its item.
+    let note_of = |text: &str| {
+        text.rsplit("(note ")
+            .next()
+            .and_then(|s| s.trim_end_matches(')').parse::<i64>().ok())
+    };
+    let recall_queries = queries.min(50);
+    let mut found = 0usize;
+    for q in qvecs.iter().take(recall_queries) {
+        let exact = exact_top10(&items, q);
+        let hits = memory.search_by_vector(&dense, q)?;
+        found += hits
+            .iter()
+            .filter_map(|h| note_of(&h.record.text))
+            .filter(|r| exact.contains(r))
+            .count();
+    }
+    let recall_at_10 = found as f64 / (recall_queries * 10) as f64;
+    let (with_embed_p50, with_embed_p99) = latency(queries.min(100), |i| {
+        memory.search(&SearchQuery::new(scope.clone(), qtexts[i].clone()))?;
+        Ok(())
+    })?;
+    let add_texts = sentences(500 + n as u64, 100);
+    let (add_p50, add_p99) = latency(add_texts.len(), |i| {
+        memory.add(
+            &scope,
+            NewMemory::text(format!("{} (single {i})", add_texts[i])),
+        )?;
+        Ok(())
+    })?;
+    let e2e_texts = sentences(900 + n as u64, 2048);
+    let t = Instant::now();
+    for (c, chunk) in e2e_texts.chunks(256).enumerate() {
+        let batch = chunk
+            .iter()
+            .enumerate()
+            .map(|(j, s)| NewMemory::text(format!("{s} (bulk {c}-{j})")))
+            .collect();
+        memory.add_batch(&Scope::user("bench-import"), batch)?;
+    }
+    let e2e_rate = e2e_texts.len() as f64 / t.elapsed().as_secs_f64();
+    drop(memory);
+    let t = Instant::now();
+    let reopened = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options)?;
+    reopened.search_by_vector(
+        &SearchQuery::new(scope.clone(), qtexts[0].clone()),
+        &qvecs[0],
+    )?;
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
+    Ok(json!({
+        "memories": n,
+        "bulk_import_per_s": import_rate,
+        "bulk_import_with_embedding_per_s": e2e_rate,
+        "first_search_index_build_ms": index_build_ms,
+        "search_hybrid_p50_ms": hybrid_p50, "search_hybrid_p99_ms": hybrid_p99,
+        "search_dense_p50_ms": dense_p50, "search_dense_p99_ms": dense_p99,
+        "recall_at_10": recall_at_10,
+        "search_with_embedding_p50_ms": with_embed_p50, "search_with_embedding_p99_ms": with_embed_p99,
+        "add_p50_ms": add_p50, "add_p99_ms": add_p99,
+        "open_ready_ms": open_ms,
+    }))
+}
+
+fn print_store(out: &Output, n: usize, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!("store with {n} memories in one user's scope");
+    println!(
+        "  bulk import           {:>9.0} memories/s (vectors given), {:.0}/s with embedding",
+        f(v, "bulk_import_per_s"),
+        f(v, "bulk_import_with_embedding_per_s")
+    );
+    println!(
+        "  first search (load)   {:>9.1} ms",
+        f(v, "first_search_index_build_ms")
+    );
+    println!(
+        "  search hybrid         p50 {:>7.3} ms  p99 {:>7.3} ms  (no query embedding)",
+        f(v, "search_hybrid_p50_ms"),
+        f(v, "search_hybrid_p99_ms")
+    );
+    println!(
+        "  search dense only     p50 {:>7.3} ms  p99 {:>7.3} ms  recall@10 {:.3}",
+        f(v, "search_dense_p50_ms"),
+        f(v, "search_dense_p99_ms"),
+        f(v, "recall_at_10")
+    );
+    println!(
+        "  search + embedding    p50 {:>7.3} ms  p99 {:>7.3} ms",
+        f(v, "search_with_embedding_p50_ms"),
+        f(v, "search_with_embedding_p99_ms")
+    );
+    println!(
+        "  single add (durable)  p50 {:>7.3} ms  p99 {:>7.3} ms",
+        f(v, "add_p50_ms"),
+        f(v, "add_p99_ms")
+    );
+    println!("  reopen, ready         {:>9.1} ms", f(v, "open_ready_ms"));
+}
+
+fn bench_index_only(
+    out: &Output,
+    e: &MiniLmEmbedder,
+    n: usize,
+    queries: usize,
+) -> anyhow::Result<Value> {
+    let pool = vector_pool(e, 1000)?;
+    let mut rng = Rng::new(1_000_003);
+    let items: Vec<(i64, Vec<f32>)> = (0..n)
+        .map(|i| (i as i64, mixed_vector(&mut rng, &pool)))
+        .collect();
+    let bar = progress_bar(out, n as u64, "hnsw 1M");
+    let t = Instant::now();
+    let index = VectorIndex::build_ann(pool[0].len(), &items, &|done, _| {
+        bar.set_position(done as u64)
+    })?;
+    let build_s = t.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let qvecs: Vec<Vec<f32>> = (0..queries)
+        .map(|_| mixed_vector(&mut rng, &pool))
+        .collect();
+    let (p50, p99) = latency(queries, |i| {
+        index.search(&qvecs[i], 10, None)?;
+        Ok(())
+    })?;
+    let mut found = 0;
+    let rq = queries.min(20);
+    for q in qvecs.iter().take(rq) {
+        let exact = exact_top10(&items, q);
+        let got = index.search(q, 10, None)?;
+        found += got.iter().filter(|h| exact.contains(&h.0)).count();
+    }
+    Ok(
+        json!({"vectors": n, "build_s": build_s, "search_p50_ms": p50, "search_p99_ms": p99,
+        "recall_at_10": found as f64 / (rq * 10) as f64}),
+    )
+}
+
+fn print_index_only(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!("vector index alone, {} vectors (HNSW, f16)", v["vectors"]);
+    println!(
+        "  build {:.1} s   search p50 {:.3} ms  p99 {:.3} ms  recall@10 {:.3}",
+        f(v, "build_s"),
+        f(v, "search_p50_ms"),
+        f(v, "search_p99_ms"),
+        f(v, "recall_at_10")
+    );
+}

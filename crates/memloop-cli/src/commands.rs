@@ -1,0 +1,367 @@
+//! The memory commands: each opens the store, does one thing, prints it.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+use memloop::{
+    Config, Error, Filter, Kind, ListQuery, Memory, MemoryUpdate, NewMemory, Scope, SearchQuery,
+};
+
+use crate::output::Output;
+use crate::ScopeArgs;
+
+impl ScopeArgs {
+    pub fn scope(&self) -> memloop::Result<Scope> {
+        let scope = Scope {
+            tenant: Scope::DEFAULT_TENANT.to_string(),
+            user_id: self.user.clone(),
+            agent_id: self.agent.clone(),
+            session_id: self.session.clone(),
+        };
+        scope.validate()?;
+        Ok(scope)
+    }
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Texts to store, one memory each.
+    texts: Vec<String>,
+    /// Read memories from a file, one per non-empty line ("-" for stdin).
+    #[arg(long)]
+    file: Option<PathBuf>,
+    #[arg(long, default_value = "fact")]
+    kind: String,
+    /// Metadata as a JSON object, e.g. '{"topic":"food"}'.
+    #[arg(long)]
+    metadata: Option<String>,
+    /// Forget automatically after this long: 30s, 15m, 12h, 7d, 2w.
+    #[arg(long)]
+    ttl: Option<String>,
+    /// Importance from 0 to 1 (default 0.5).
+    #[arg(long)]
+    importance: Option<f32>,
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    query: Vec<String>,
+    #[arg(long, default_value_t = 10)]
+    top_k: usize,
+    /// Filter, e.g. 'topic = "food" AND rating >= 4' (or JSON: '{"topic": "food"}').
+    #[arg(long)]
+    filter: Option<String>,
+    /// Only these kinds (fact, episode, procedure); repeatable.
+    #[arg(long)]
+    kind: Vec<String>,
+    /// Drop hits whose score (0..1) is below this.
+    #[arg(long, default_value_t = 0.0)]
+    min_score: f32,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    #[arg(long)]
+    filter: Option<String>,
+    #[arg(long)]
+    kind: Vec<String>,
+    #[arg(long, default_value_t = 100)]
+    limit: usize,
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    /// Include deleted and superseded memories.
+    #[arg(long)]
+    include_superseded: bool,
+}
+
+#[derive(Args)]
+pub struct UpdateArgs {
+    id: String,
+    /// The new text (omit to change only metadata).
+    text: Vec<String>,
+    /// Replace the metadata with this JSON object.
+    #[arg(long)]
+    metadata: Option<String>,
+}
+
+fn open(config: &Config) -> anyhow::Result<Memory> {
+    Ok(Memory::open_with(config)?)
+}
+
+fn parse_metadata(s: Option<&str>) -> memloop::Result<serde_json::Value> {
+    match s {
+        None => Ok(serde_json::json!({})),
+        Some(s) => {
+            let v: serde_json::Value = serde_json::from_str(s)
+                .map_err(|e| Error::invalid(format!("--metadata is not valid JSON ({e}): give an object like '{{\"topic\":\"food\"}}'")))?;
+            if !v.is_object() {
+                return Err(Error::invalid(
+                    "--metadata must be a JSON object, like '{\"topic\":\"food\"}'",
+                ));
+            }
+            Ok(v)
+        }
+    }
+}
+
+pub fn parse_filter(s: Option<&str>) -> memloop::Result<Option<Filter>> {
+    match s.map(str::trim) {
+        None => Ok(None),
+        Some(s) if s.starts_with('{') => {
+            let v: serde_json::Value = serde_json::from_str(s)
+                .map_err(|e| Error::invalid(format!("bad filter: not valid JSON: {e}")))?;
+            Ok(Some(Filter::from_json(&v)?))
+        }
+        Some(s) => Ok(Some(Filter::parse(s)?)),
+    }
+}
+
+fn parse_kinds(kinds: &[String]) -> memloop::Result<Vec<Kind>> {
+    kinds.iter().map(|k| Kind::parse(k)).collect()
+}
+
+/// Parses 30s, 15m, 12h, 7d, 2w into milliseconds.
+fn parse_ttl(s: &str) -> memloop::Result<i64> {
+    let bad = || {
+        Error::invalid(format!(
+            "--ttl {s:?} is not a duration: use a number and a unit, like 30s, 15m, 12h, 7d or 2w"
+        ))
+    };
+    let (num, unit) = s.trim().split_at(s.trim().len().saturating_sub(1));
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    let unit_ms = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 604_800_000,
+        _ => return Err(bad()),
+    };
+    if n <= 0 {
+        return Err(bad());
+    }
+    n.checked_mul(unit_ms).ok_or_else(bad)
+}
+
+/// Lines of a file (or stdin), refusing invalid UTF-8 with the line it is on.
+fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("reading stdin")?;
+    } else {
+        bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    }
+    let mut out = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let text = std::str::from_utf8(line).map_err(|_| {
+            Error::invalid(format!(
+                "{} line {} is not valid UTF-8: convert the file to UTF-8 (e.g. iconv -t UTF-8); nothing was stored",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        let text = text.trim_end_matches('\r');
+        if !text.trim().is_empty() {
+            out.push(text.to_string());
+        }
+    }
+    Ok(out)
+}
+
+pub fn add(config: &Config, out: &Output, a: AddArgs) -> anyhow::Result<()> {
+    let scope = a.scope.scope()?;
+    let mut texts = a.texts;
+    if let Some(f) = &a.file {
+        texts.extend(read_lines(f)?);
+    }
+    if texts.is_empty() {
+        return Err(
+            Error::invalid("nothing to add: give the text as arguments or with --file").into(),
+        );
+    }
+    let kind = Kind::parse(&a.kind)?;
+    let metadata = parse_metadata(a.metadata.as_deref())?;
+    let expires_at = a
+        .ttl
+        .as_deref()
+        .map(parse_ttl)
+        .transpose()?
+        .map(|ms| memloop::now_millis() + ms);
+    let memories: Vec<NewMemory> = texts
+        .into_iter()
+        .map(|t| {
+            let mut m = NewMemory::text(t).kind(kind).metadata(metadata.clone());
+            m.expires_at = expires_at;
+            m.importance = a.importance;
+            m
+        })
+        .collect();
+    // Validate everything before storing anything: a bad line stores nothing.
+    for m in &memories {
+        memloop::text::validate_text(&m.text)?;
+    }
+    let memory = open(config)?;
+    let mut results = Vec::with_capacity(memories.len());
+    for chunk in memories.chunks(256) {
+        results.extend(memory.add_batch(&scope, chunk.to_vec())?);
+    }
+    out.writes(&results)
+}
+
+pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()> {
+    let scope = a.scope.scope()?;
+    let mut q = SearchQuery::new(scope, a.query.join(" "));
+    q.top_k = a.top_k;
+    q.filter = parse_filter(a.filter.as_deref())?;
+    q.kinds = parse_kinds(&a.kind)?;
+    q.min_score = a.min_score;
+    let memory = open(config)?;
+    out.hits(&memory.search(&q)?)
+}
+
+pub fn get(config: &Config, out: &Output, id: &str) -> anyhow::Result<()> {
+    out.record(&open(config)?.get(id)?)
+}
+
+pub fn list(config: &Config, out: &Output, a: ListArgs) -> anyhow::Result<()> {
+    let q = ListQuery {
+        scope: a.scope.scope()?,
+        filter: parse_filter(a.filter.as_deref())?,
+        kinds: parse_kinds(&a.kind)?,
+        include_superseded: a.include_superseded,
+        limit: a.limit,
+        offset: a.offset,
+    };
+    out.records(&open(config)?.list(&q)?)
+}
+
+pub fn update(config: &Config, out: &Output, a: UpdateArgs) -> anyhow::Result<()> {
+    let text = a.text.join(" ");
+    let metadata = a
+        .metadata
+        .as_deref()
+        .map(|m| parse_metadata(Some(m)))
+        .transpose()?;
+    if text.trim().is_empty() && metadata.is_none() {
+        return Err(Error::invalid("nothing to update: give the new text, or --metadata").into());
+    }
+    let memory = open(config)?;
+    let result = if text.trim().is_empty() {
+        memory.update_with(
+            &a.id,
+            MemoryUpdate {
+                metadata,
+                ..Default::default()
+            },
+        )?
+    } else {
+        memloop::text::validate_text(&text)?;
+        let v = memory.embedder().embed(&text)?;
+        memory.update_with(
+            &a.id,
+            MemoryUpdate {
+                text: Some((text, v)),
+                metadata,
+                ..Default::default()
+            },
+        )?
+    };
+    out.writes(std::slice::from_ref(&result))
+}
+
+pub fn delete(config: &Config, out: &Output, id: &str) -> anyhow::Result<()> {
+    let r = open(config)?.delete(id)?;
+    out.writes(std::slice::from_ref(&r))
+}
+
+pub fn history(config: &Config, out: &Output, id: &str) -> anyhow::Result<()> {
+    out.history(&open(config)?.history(id)?)
+}
+
+pub fn forget(config: &Config, out: &Output, scope: &ScopeArgs, purge: bool) -> anyhow::Result<()> {
+    let report = open(config)?.forget(&scope.scope()?, purge)?;
+    if out.json {
+        return out.json_value(&report);
+    }
+    println!(
+        "forgot {} memories{}",
+        report.memories_deleted,
+        if purge {
+            format!(" and {} history entries", report.history_deleted)
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+pub fn stats(config: &Config, out: &Output) -> anyhow::Result<()> {
+    let s = open(config)?.stats()?;
+    if out.json {
+        return out.json_value(&s);
+    }
+    println!("data dir:    {}", config.data_dir.display());
+    println!(
+        "memories:    {} ({} current, {} deleted or superseded)",
+        s.memories, s.current, s.superseded
+    );
+    let mut kinds: Vec<_> = s.by_kind.iter().collect();
+    kinds.sort();
+    for (k, n) in kinds {
+        println!("  {k:<10} {n}");
+    }
+    println!("partitions:  {}", s.partitions);
+    println!("history:     {} entries", s.history_entries);
+    println!("database:    {:.1} MB", s.database_bytes as f64 / 1e6);
+    println!("embedder:    {}", s.embedder);
+    println!("schema:      v{}", s.schema_version);
+    Ok(())
+}
+
+pub fn reindex(config: &Config, out: &Output) -> anyhow::Result<()> {
+    let bar = crate::bench::progress_bar(out, 0, "re-embedding");
+    let n = Memory::reindex(config, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    if out.json {
+        return out.json_value(&serde_json::json!({ "reindexed": n }));
+    }
+    println!("re-embedded {n} memories");
+    Ok(())
+}
+
+pub fn gc(config: &Config, out: &Output) -> anyhow::Result<()> {
+    let memory = open(config)?;
+    memory.flush()?;
+    if out.json {
+        return out.json_value(&serde_json::json!({ "ok": true }));
+    }
+    println!("indexes saved");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_units() {
+        assert_eq!(parse_ttl("30s").unwrap(), 30_000);
+        assert_eq!(parse_ttl("2w").unwrap(), 2 * 604_800_000);
+        for bad in ["", "d", "-1d", "5y", "1.5h", "9999999999999999w"] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The facade: an embedder and a long-term store behind one handle.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memloop_core::{
+    Embedder, EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
+    WriteResult,
+};
+use memloop_embed::{MiniLmEmbedder, OpenAiEmbedder};
+use memloop_store::{
+    EmbeddedStore, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats, StoreOptions,
+};
+
+use crate::config::{Config, EmbedderConfig};
+use crate::lazy::LazyEmbedder;
+
+/// A memory store opened on a data directory. Cheap to share across threads
+/// (`&Memory` is `Sync`). Operations by id act in the default tenant.
+pub struct Memory {
+    store: EmbeddedStore,
+    embedder: Arc<dyn Embedder>,
+}
+
+/// The configured embedder, loaded on first use (see `LazyEmbedder`).
+fn build_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
+    Ok(match cfg {
+        EmbedderConfig::Local { model_dir, threads } => {
+            let (model_dir, threads) = (model_dir.clone(), *threads);
+            let info = EmbedderInfo {
+                model_id: memloop_embed::MODEL_ID.to_string(),
+                dimensions: memloop_embed::local::DIMENSIONS,
+            };
+            Arc::new(LazyEmbedder::new(
+                info,
+                Box::new(move || {
+                    let mut e = MiniLmEmbedder::locate_and_load(model_dir.as_deref())?;
+                    if let Some(t) = threads {
+                        e = e.with_threads(t);
+                    }
+                    Ok(Arc::new(e) as Arc<dyn Embedder>)
+                }),
+            ))
+        }
+        EmbedderConfig::Openai(c) => Arc::new(OpenAiEmbedder::new(c.clone())?),
+    })
+}
+
+impl Memory {
+    /// Opens (or creates) a store in `dir` with the local embedding model.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Memory> {
+        Memory::open_with(&Config::default().with_data_dir(dir.as_ref()))
+    }
+
+    pub fn open_with(cfg: &Config) -> Result<Memory> {
+        Memory::with_embedder(
+            &cfg.data_dir,
+            build_embedder(&cfg.embedder)?,
+            cfg.store.clone(),
+        )
+    }
+
+    /// Opens a store with an embedder of your own.
+    pub fn with_embedder(
+        dir: &Path,
+        embedder: Arc<dyn Embedder>,
+        options: StoreOptions,
+    ) -> Result<Memory> {
+        let store = EmbeddedStore::open(dir, embedder.info(), options)?;
+        Ok(Memory { store, embedder })
+    }
+
+    /// Re-embeds every memory of the store in `cfg.data_dir` with the
+    /// configured embedder (after changing models). Returns the count.
+    pub fn reindex(cfg: &Config, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        let embedder = build_embedder(&cfg.embedder)?;
+        let store =
+            EmbeddedStore::open_for_reindex(&cfg.data_dir, embedder.info(), cfg.store.clone())?;
+        store.reindex(&|texts| embedder.embed_batch(texts), progress)
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.embedder.as_ref()
+    }
+
+    /// Stores one memory as given (no extraction). An identical current
+    /// memory in the same scope makes this a NOOP returning the existing id.
+    pub fn add(&self, scope: &Scope, memory: NewMemory) -> Result<WriteResult> {
+        let mut out = self.add_batch(scope, vec![memory])?;
+        out.pop()
+            .ok_or_else(|| memloop_core::Error::Internal("a write returned no result".into()))
+    }
+
+    /// Stores several memories with one batched embedding and one transaction.
+    pub fn add_batch(&self, scope: &Scope, memories: Vec<NewMemory>) -> Result<Vec<WriteResult>> {
+        scope.validate()?;
+        for m in &memories {
+            memloop_core::text::validate_text(&m.text)?;
+        }
+        let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
+        let vectors = self.embedder.embed_batch(&texts)?;
+        let written = self
+            .store
+            .insert(scope, memories.into_iter().zip(vectors).collect())?;
+        Ok(written
+            .into_iter()
+            .map(|(r, event)| WriteResult {
+                id: r.id,
+                memory: r.text,
+                event,
+                previous_memory: None,
+            })
+            .collect())
+    }
+
+    pub fn get(&self, id: &str) -> Result<MemoryRecord> {
+        self.store.get(Scope::DEFAULT_TENANT, id)
+    }
+
+    pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
+        self.store.list(query)
+    }
+
+    /// Replaces a memory's text (re-embedding it); the old text stays in history.
+    pub fn update(&self, id: &str, text: &str) -> Result<WriteResult> {
+        memloop_core::text::validate_text(text)?;
+        let v = self.embedder.embed(text)?;
+        let change = MemoryUpdate {
+            text: Some((text.to_string(), v)),
+            ..Default::default()
+        };
+        self.update_with(id, change)
+    }
+
+    /// Changes any of text, metadata, expiry and importance of a memory.
+    pub fn update_with(&self, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
+        let (rec, old) = self.store.update(Scope::DEFAULT_TENANT, id, change)?;
+        Ok(WriteResult {
+            id: rec.id,
+            memory: rec.text,
+            event: Event::Update,
+            previous_memory: Some(old),
+        })
+    }
+
+    /// Ends a memory's validity; it stays readable by id and in history.
+    pub fn delete(&self, id: &str) -> Result<WriteResult> {
+        let rec = self.store.delete(Scope::DEFAULT_TENANT, id, None)?;
+        Ok(WriteResult {
+            id: rec.id,
+            memory: rec.text,
+            event: Event::Delete,
+            previous_memory: None,
+        })
+    }
+
+    /// Removes every memory of a scope; `purge` also drops their history.
+    pub fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
+        self.store.forget(scope, purge)
+    }
+
+    pub fn history(&self, id: &str) -> Result<Vec<HistoryEntry>> {
+        self.store.history(Scope::DEFAULT_TENANT, id)
+    }
+
+    /// Hybrid search (vector + BM25) in the query's scope.
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        if query.text.trim().is_empty() {
+            return Err(memloop_core::Error::invalid(
+                "the search query is empty: give some text to search for",
+            ));
+        }
+        let v = self.embedder.embed(&query.text)?;
+        self.store.search(query, &v)
+    }
+
+    /// Search with a query vector computed elsewhere.
+    pub fn search_by_vector(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        self.store.search(query, vector)
+    }
+
+    pub fn stats(&self) -> Result<Stats> {
+        self.store.stats()
+    }
+
+    /// Saves the HNSW indexes of large partitions so the next open is fast.
+    /// (Also done on drop; never needed for durability.)
+    pub fn flush(&self) -> Result<()> {
+        self.store.flush()
+    }
+
+    /// The underlying store, for bulk paths that bring their own vectors.
+    pub fn store(&self) -> &EmbeddedStore {
+        &self.store
+    }
+}
