@@ -33,7 +33,7 @@ pub fn run(config: &Config, out: &Output) -> anyhow::Result<()> {
     let t = Instant::now();
     let memory = Memory::open_with(config)?;
     let scope = |user: &str| Scope::user(user).with_tenant("demo");
-    let mut report = serde_json::json!({"added": [], "searches": []});
+    let (mut added, mut searches) = (Vec::new(), Vec::new());
     for (user, texts) in [("alice", ALICE), ("bob", BOB)] {
         memory.forget(&scope(user), true)?;
         let t = Instant::now();
@@ -48,9 +48,7 @@ pub fn run(config: &Config, out: &Output) -> anyhow::Result<()> {
                 written.len()
             );
         }
-        report["added"]
-            .as_array_mut()
-            .map(|a| a.push(serde_json::json!({"user": user, "results": written})));
+        added.push(serde_json::json!({"user": user, "results": written}));
     }
     for (user, query) in QUERIES {
         let mut q = SearchQuery::new(scope(user), *query);
@@ -63,11 +61,9 @@ pub fn run(config: &Config, out: &Output) -> anyhow::Result<()> {
                 .iter()
                 .map(|h| serde_json::json!({"id": h.record.id, "memory": h.record.text, "score": h.score, "scores": h.scores}))
                 .collect();
-            report["searches"].as_array_mut().map(|a| {
-                a.push(
-                    serde_json::json!({"user": user, "query": query, "results": results, "ms": ms}),
-                )
-            });
+            searches.push(
+                serde_json::json!({"user": user, "query": query, "results": results, "ms": ms}),
+            );
             continue;
         }
         println!("\n{user} asks: {query}   ({ms:.1} ms)");
@@ -81,7 +77,7 @@ pub fn run(config: &Config, out: &Output) -> anyhow::Result<()> {
         }
     }
     if out.json {
-        return out.json_value(&report);
+        return out.json_value(&serde_json::json!({"added": added, "searches": searches}));
     }
     println!(
         "\nEach user's memories live in their own partition: bob's search never reads alice's vectors.\n\

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The local embedder against vectors made once by sentence-transformers
 //! (scripts/make_reference_vectors.py), and batch against single encoding.
 

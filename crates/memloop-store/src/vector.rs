@@ -78,6 +78,10 @@ impl VectorIndex {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn is_ann(&self) -> bool {
         matches!(self, VectorIndex::Ann(_))
     }

@@ -9,6 +9,9 @@ use serde_json::Value;
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
 use crate::{set_embedder, sql_err, EmbeddedStore};
 
+/// Embeds a batch of texts (reindex takes the embedder as a function).
+pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
+
 /// A change to one memory; fields left None stay as they are.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryUpdate {
@@ -315,11 +318,7 @@ impl EmbeddedStore {
 
     /// Re-embeds every stored memory (current and past) with the configured
     /// embedder, in batches, then records it as the store's embedder.
-    pub fn reindex(
-        &self,
-        embed: &dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>>,
-        progress: &dyn Fn(usize, usize),
-    ) -> Result<usize> {
+    pub fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
         const BATCH: i64 = 256;
         let total: i64 = self
             .conn()
