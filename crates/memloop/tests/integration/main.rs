@@ -1,0 +1,28 @@
+//! Integration tests of the public API: one test binary, a module per theme.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod api;
+mod crash;
+mod index;
+mod props;
+
+use std::sync::{Arc, OnceLock};
+
+use memloop::{Embedder, Memory, MiniLmEmbedder, StoreOptions};
+
+/// The real local model, loaded once per test binary.
+pub fn embedder() -> Arc<dyn Embedder> {
+    static E: OnceLock<Arc<MiniLmEmbedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        Arc::new(MiniLmEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
+    })
+    .clone()
+}
+
+pub fn open(dir: &std::path::Path) -> Memory {
+    Memory::with_embedder(dir, embedder(), StoreOptions::default()).unwrap()
+}
+
+pub fn open_with(dir: &std::path::Path, options: StoreOptions) -> Memory {
+    Memory::with_embedder(dir, embedder(), options).unwrap()
+}
