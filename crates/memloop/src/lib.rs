@@ -1,14 +1,16 @@
 //! memloop: a memory engine for LLM agents.
 //!
-//! ```no_run
+//! ```
 //! use memloop::{Memory, NewMemory, Scope, SearchQuery};
 //!
-//! let memory = Memory::open("./memloop-data")?;
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let data_dir = dir.path();
+//! let memory = Memory::open(data_dir)?; // needs the model: scripts/fetch-model.sh
 //! let alice = Scope::user("alice");
 //! memory.add(&alice, NewMemory::text("Alice is allergic to peanuts"))?;
-//! for hit in memory.search(&SearchQuery::new(alice, "what food should I avoid?"))? {
-//!     println!("{:.3} {}", hit.score, hit.record.text);
-//! }
+//! let hits = memory.search(&SearchQuery::new(alice, "what food should I avoid?"))?;
+//! assert_eq!(hits[0].record.text, "Alice is allergic to peanuts");
+//! println!("{:.3} {:?}", hits[0].score, hits[0].scores);
 //! # Ok::<(), memloop::Error>(())
 //! ```
 
