@@ -8,7 +8,7 @@ use std::path::Path;
 use memloop_core::{Error, Result};
 use safetensors::SafeTensors;
 
-use super::gemm::{sgemm, View};
+use super::gemm::{avx512_available, gemm_packed, sgemm, Packed, View};
 
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct BertConfig {
@@ -34,7 +34,10 @@ fn default_act() -> String {
 /// A dense layer with its weight stored transposed (`in × out`, row-major), so
 /// GEMM packing reads it contiguously.
 struct Linear {
+    /// Transposed weight for the portable path (empty when `packed` is used).
     weight_t: Vec<f32>,
+    /// The same weight packed for the AVX-512 kernel, on CPUs that have it.
+    packed: Option<Packed>,
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
@@ -126,8 +129,17 @@ impl Weights<'_> {
             }
             bias.extend(self.get(&format!("{name}.bias"), &[outputs_each])?);
         }
+        let packed = if avx512_available() {
+            Packed::new(&weight_t, inputs, outputs)
+        } else {
+            None
+        };
+        if packed.is_some() {
+            weight_t = Vec::new();
+        }
         Ok(Linear {
             weight_t,
+            packed,
             bias,
             inputs,
             outputs,
@@ -146,7 +158,7 @@ impl Bert {
             .map_err(|e| invalid(&cfg_path, format!("not a BERT config: {e}")))?;
         if cfg.hidden_act != "gelu"
             || cfg.num_attention_heads == 0
-            || cfg.hidden_size % cfg.num_attention_heads != 0
+            || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
         {
             return Err(invalid(
                 &cfg_path,
@@ -213,7 +225,9 @@ impl Bert {
     }
 
     /// Mean-pooled, L2-normalised embeddings of token-id sequences, packed without padding.
-    pub fn embed(&self, sequences: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+    /// `threads` parallelises each matrix product (for a single short input;
+    /// batches are better split across threads by sentence instead).
+    pub fn embed(&self, sequences: &[Vec<u32>], threads: usize) -> Result<Vec<Vec<f32>>> {
         let h = self.cfg.hidden_size;
         let lens: Vec<usize> = sequences.iter().map(Vec::len).collect();
         let total: usize = lens.iter().sum();
@@ -246,7 +260,7 @@ impl Bert {
         layer_norm(&mut x, &self.emb_norm, h, self.cfg.layer_norm_eps);
         let mut scratch = Scratch::new(total, h, self.cfg.intermediate_size);
         for layer in &self.layers {
-            self.layer_forward(layer, &mut x, &lens, &mut scratch)?;
+            self.layer_forward(layer, &mut x, &lens, &mut scratch, threads)?;
         }
         // Mean pooling over every token (no padding exists to mask), then unit length.
         let mut out = Vec::with_capacity(sequences.len());
@@ -274,20 +288,21 @@ impl Bert {
         x: &mut [f32],
         lens: &[usize],
         s: &mut Scratch,
+        threads: usize,
     ) -> Result<()> {
         let h = self.cfg.hidden_size;
         let total = x.len() / h;
-        linear(&layer.qkv, x, total, &mut s.qkv)?;
+        linear(&layer.qkv, x, total, &mut s.qkv, threads)?;
         self.attention(&s.qkv, lens, &mut s.ctx, &mut s.scores)?;
         // Output projection, residual, norm.
-        linear(&layer.attn_out, &s.ctx, total, &mut s.proj)?;
+        linear(&layer.attn_out, &s.ctx, total, &mut s.proj, threads)?;
         for (p, xi) in s.proj.iter_mut().zip(x.iter()) {
             *p += xi;
         }
         layer_norm(&mut s.proj, &layer.attn_norm, h, self.cfg.layer_norm_eps);
-        linear(&layer.ffn_in, &s.proj, total, &mut s.inter)?;
+        linear(&layer.ffn_in, &s.proj, total, &mut s.inter, threads)?;
         s.inter.iter_mut().for_each(|v| *v = gelu(*v));
-        linear(&layer.ffn_out, &s.inter, total, x)?;
+        linear(&layer.ffn_out, &s.inter, total, x, threads)?;
         for (xi, p) in x.iter_mut().zip(&s.proj) {
             *xi += p;
         }
@@ -384,9 +399,16 @@ impl Scratch {
 }
 
 /// out[rows × outputs] = x[rows × inputs] · W + b
-fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
+fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32], threads: usize) -> Result<()> {
     for r in 0..rows {
         out[r * l.outputs..(r + 1) * l.outputs].copy_from_slice(&l.bias);
+    }
+    if let Some(p) = &l.packed {
+        return if gemm_packed(x, rows, p, out, threads) {
+            Ok(())
+        } else {
+            Err(shape_error())
+        };
     }
     let a = View {
         data: x,
@@ -435,17 +457,29 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-/// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), in f64 for headroom.
+/// erf as a rational polynomial in f32 (the approximation of Eigen's
+/// `generic_fast_erf_float`; |error| below 1e-6): only multiplies and adds, so
+/// the GELU loop vectorises. A libm erf here costs more than the matrix products.
 fn erf(x: f32) -> f32 {
-    let x = f64::from(x);
-    let sign = if x < 0.0 { -1.0 } else { 1.0 };
-    let x = x.abs();
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    (sign * (1.0 - poly * (-x * x).exp())) as f32
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = -2.726_142_3e-10f32;
+    for c in [
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.954_6e-3,
+        -1.609_603_3e-2,
+    ] {
+        p = p * x2 + c;
+    }
+    let p = p * x;
+    let mut q = -1.456_607_2e-5f32;
+    for c in [-2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_474e-2] {
+        q = q * x2 + c;
+    }
+    p / q
 }
 
 #[cfg(test)]

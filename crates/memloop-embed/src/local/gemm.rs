@@ -67,3 +67,268 @@ pub fn sgemm(
     }
     true
 }
+
+/// Columns per packed panel: three 512-bit vectors of f32. (With 8 rows that
+/// is 24 accumulators: enough independent FMAs per loaded value to keep both
+/// FMA ports busy, and within AVX-512's 32 registers.)
+pub const PANEL: usize = 48;
+
+/// A weight matrix (`k × n`, row-major, n a multiple of PANEL) packed once at
+/// load into column panels: panel p holds, for each of the k rows, its PANEL
+/// values contiguously. The AVX-512 kernel then streams it without repacking.
+pub struct Packed {
+    pub k: usize,
+    pub n: usize,
+    data: Vec<f32>,
+}
+
+impl Packed {
+    /// Packs `w` (k × n, row-major); None if n is not a multiple of PANEL.
+    pub fn new(w: &[f32], k: usize, n: usize) -> Option<Packed> {
+        if !n.is_multiple_of(PANEL) || w.len() != k * n {
+            return None;
+        }
+        let mut data = Vec::with_capacity(k * n);
+        for p in 0..n / PANEL {
+            for row in 0..k {
+                data.extend_from_slice(&w[row * n + p * PANEL..row * n + (p + 1) * PANEL]);
+            }
+        }
+        Some(Packed { k, n, data })
+    }
+}
+
+/// True when this CPU runs the AVX-512 kernel (and `MEMLOOP_NO_AVX512` is
+/// unset: that variable forces the portable path, to compare the two).
+pub fn avx512_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        if std::env::var_os("MEMLOOP_NO_AVX512").is_some() {
+            return false;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx512f")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// c[m × n] += a[m × k] · b, with a row-major at stride k and c at stride n.
+/// With `threads` > 1 the panels are shared out among threads, each writing
+/// its own columns (worth it for few rows, where one core cannot pull the
+/// weights from memory fast enough). Returns false (doing nothing) when shapes
+/// do not fit or AVX-512 is missing.
+pub fn gemm_packed(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
+    if a.len() < m * b.k || c.len() < m * b.n || !avx512_available() {
+        return false;
+    }
+    let panels = b.n / PANEL;
+    let threads = threads.clamp(1, panels.max(1));
+    if threads == 1 {
+        run_panels(a, m, b, 0..panels, c, b.n);
+        return true;
+    }
+    // Each thread gets a contiguous range of panels and a private copy of its columns of c.
+    let per = panels.div_ceil(threads);
+    let ranges: Vec<std::ops::Range<usize>> = (0..threads)
+        .map(|t| t * per..((t + 1) * per).min(panels))
+        .filter(|r| !r.is_empty())
+        .collect();
+    let parts: Vec<Vec<f32>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .map(|r| {
+                let width = r.len() * PANEL;
+                let mut part = vec![0.0f32; m * width];
+                for row in 0..m {
+                    part[row * width..(row + 1) * width].copy_from_slice(
+                        &c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL],
+                    );
+                }
+                let r = r.clone();
+                scope.spawn(move || {
+                    run_panels(a, m, b, r, &mut part, width);
+                    part
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for (r, part) in ranges.iter().zip(parts) {
+        let width = r.len() * PANEL;
+        if part.len() != m * width {
+            return false;
+        }
+        for row in 0..m {
+            c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL]
+                .copy_from_slice(&part[row * width..(row + 1) * width]);
+        }
+    }
+    true
+}
+
+/// Panels `panels` of b over all rows, into c (whose column 0 is panel `panels.start`).
+fn run_panels(
+    a: &[f32],
+    m: usize,
+    b: &Packed,
+    panels: std::ops::Range<usize>,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Rows in blocks, so a block of `a` stays in cache while the panels pass over it.
+        const ROW_BLOCK: usize = 64;
+        let mut r0 = 0;
+        while r0 < m {
+            let rows = ROW_BLOCK.min(m - r0);
+            // SAFETY: callers checked AVX-512F and the slice sizes; every
+            // offset the kernel touches is inside them.
+            unsafe {
+                avx512::block(
+                    &a[r0 * b.k..],
+                    rows,
+                    b,
+                    panels.clone(),
+                    &mut c[r0 * ldc..],
+                    ldc,
+                )
+            };
+            r0 += rows;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (a, m, b, panels, c, ldc);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{Packed, PANEL};
+
+    /// All panels over `rows` rows of `a`, in tiles of 8 rows, then 4, 2, 1.
+    /// Each tile of `a` is first copied k-major, so the kernel's broadcasts
+    /// read one contiguous stream.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn block(
+        a: &[f32],
+        rows: usize,
+        b: &Packed,
+        panels: std::ops::Range<usize>,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        let k = b.k;
+        let mut tiles: Vec<(usize, usize, Vec<f32>)> = Vec::new();
+        let mut r = 0;
+        while r < rows {
+            let mr = match rows - r {
+                8.. => 8,
+                4..=7 => 4,
+                2..=3 => 2,
+                _ => 1,
+            };
+            let mut t = vec![0.0f32; k * mr];
+            for kk in 0..k {
+                for i in 0..mr {
+                    t[kk * mr + i] = a[(r + i) * k + kk];
+                }
+            }
+            tiles.push((r, mr, t));
+            r += mr;
+        }
+        for (i, p) in panels.enumerate() {
+            let panel = &b.data[p * k * PANEL..(p + 1) * k * PANEL];
+            for (r, mr, t) in &tiles {
+                let cr = &mut c[r * ldc + i * PANEL..];
+                match mr {
+                    8 => tile::<8>(t, panel, k, cr, ldc),
+                    4 => tile::<4>(t, panel, k, cr, ldc),
+                    2 => tile::<2>(t, panel, k, cr, ldc),
+                    _ => tile::<1>(t, panel, k, cr, ldc),
+                }
+            }
+        }
+    }
+
+    /// MR rows × 48 columns, accumulated over k in 3·MR registers; `a` is k-major.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn tile<const MR: usize>(a: &[f32], panel: &[f32], k: usize, c: &mut [f32], ldc: usize) {
+        let mut acc = [[_mm512_setzero_ps(); 3]; MR];
+        let (ap, bp) = (a.as_ptr(), panel.as_ptr());
+        for kk in 0..k {
+            let b0 = _mm512_loadu_ps(bp.add(kk * PANEL));
+            let b1 = _mm512_loadu_ps(bp.add(kk * PANEL + 16));
+            let b2 = _mm512_loadu_ps(bp.add(kk * PANEL + 32));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*ap.add(kk * MR + r));
+                row[0] = _mm512_fmadd_ps(av, b0, row[0]);
+                row[1] = _mm512_fmadd_ps(av, b1, row[1]);
+                row[2] = _mm512_fmadd_ps(av, b2, row[2]);
+            }
+        }
+        let cp = c.as_mut_ptr();
+        for (r, row) in acc.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let dst = cp.add(r * ldc + 16 * j);
+                _mm512_storeu_ps(dst, _mm512_add_ps(_mm512_loadu_ps(dst), *v));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_kernel_matches_matrixmultiply() {
+        if !avx512_available() {
+            return;
+        }
+        let (m, k, n) = (13, 40, 96);
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0)
+            .collect();
+        let w: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 3.0)
+            .collect();
+        let mut want = vec![0.5f32; m * n];
+        let mut got = want.clone();
+        let av = View {
+            data: &a,
+            rows: m,
+            cols: k,
+            row_stride: k,
+            col_stride: 1,
+        };
+        let bv = View {
+            data: &w,
+            rows: k,
+            cols: n,
+            row_stride: n,
+            col_stride: 1,
+        };
+        assert!(sgemm(1.0, av, bv, 1.0, &mut want, n));
+        let packed = Packed::new(&w, k, n).unwrap();
+        let mut got2 = got.clone();
+        assert!(gemm_packed(&a, m, &packed, &mut got, 1));
+        assert!(gemm_packed(&a, m, &packed, &mut got2, 2));
+        for ((g, g2), w) in got.iter().zip(&got2).zip(&want) {
+            assert!((g - w).abs() < 1e-3, "{g} vs {w}");
+            assert_eq!(g, g2);
+        }
+    }
+}

@@ -147,8 +147,9 @@ impl MiniLmEmbedder {
             .collect()
     }
 
-    /// Embeds sequences in passes of at most TOKENS_PER_PASS tokens.
-    fn embed_sequences(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+    /// Embeds sequences in passes of at most TOKENS_PER_PASS tokens, each
+    /// matrix product on `threads` threads.
+    fn embed_sequences(&self, seqs: &[Vec<u32>], threads: usize) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(seqs.len());
         let mut start = 0;
         while start < seqs.len() {
@@ -159,7 +160,7 @@ impl MiniLmEmbedder {
                 tokens += seqs[end].len();
                 end += 1;
             }
-            out.extend(self.model.embed(&seqs[start..end])?);
+            out.extend(self.model.embed(&seqs[start..end], threads)?);
             start = end;
         }
         Ok(out)
@@ -178,7 +179,8 @@ impl Embedder for MiniLmEmbedder {
         let seqs = self.tokenize(texts)?;
         let threads = self.threads.min(seqs.len());
         if threads <= 1 {
-            return self.embed_sequences(&seqs);
+            // One input: share each matrix product's columns among the cores instead.
+            return self.embed_sequences(&seqs, self.threads);
         }
         // Split into contiguous groups of about equal token counts, one per thread.
         let total: usize = seqs.iter().map(Vec::len).sum();
@@ -197,7 +199,7 @@ impl Embedder for MiniLmEmbedder {
                 .windows(2)
                 .map(|w| {
                     let part = &seqs[w[0]..w[1]];
-                    scope.spawn(move || self.embed_sequences(part))
+                    scope.spawn(move || self.embed_sequences(part, 1))
                 })
                 .collect();
             handles
