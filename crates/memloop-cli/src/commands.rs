@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use clap::Args;
 use memloop::{
     Config, Error, Filter, Kind, ListQuery, Memory, MemoryUpdate, NewMemory, Scope, SearchQuery,
@@ -135,14 +135,18 @@ fn parse_ttl(s: &str) -> memloop::Result<i64> {
             "--ttl {s:?} is not a duration: use a number and a unit, like 30s, 15m, 12h, 7d or 2w"
         ))
     };
-    let (num, unit) = s.trim().split_at(s.trim().len().saturating_sub(1));
+    let t = s.trim();
+    // Split off the last character, not the last byte: a multi-byte unit
+    // ("3日") must be refused, not split inside a character.
+    let unit = t.chars().next_back().ok_or_else(bad)?;
+    let num = &t[..t.len() - unit.len_utf8()];
     let n: i64 = num.parse().map_err(|_| bad())?;
     let unit_ms = match unit {
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 604_800_000,
+        's' => 1_000,
+        'm' => 60_000,
+        'h' => 3_600_000,
+        'd' => 86_400_000,
+        'w' => 604_800_000,
         _ => return Err(bad()),
     };
     if n <= 0 {
@@ -159,7 +163,12 @@ fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
             .read_to_end(&mut bytes)
             .context("reading stdin")?;
     } else {
-        bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+        bytes = std::fs::read(path).map_err(|e| {
+            Error::invalid(format!(
+                "cannot read {}: {e}: check the path given to --file",
+                path.display()
+            ))
+        })?;
     }
     let mut out = Vec::new();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -210,11 +219,8 @@ pub fn add(config: &Config, out: &Output, a: AddArgs) -> anyhow::Result<()> {
     for m in &memories {
         memloop::text::validate_text(&m.text)?;
     }
-    let memory = open(config)?;
-    let mut results = Vec::with_capacity(memories.len());
-    for chunk in memories.chunks(256) {
-        results.extend(memory.add_batch(&scope, chunk.to_vec())?);
-    }
+    // One batch, one transaction: a failure stores nothing.
+    let results = open(config)?.add_batch(&scope, memories)?;
     out.writes(&results)
 }
 
@@ -360,7 +366,19 @@ mod tests {
     fn ttl_units() {
         assert_eq!(parse_ttl("30s").unwrap(), 30_000);
         assert_eq!(parse_ttl("2w").unwrap(), 2 * 604_800_000);
-        for bad in ["", "d", "-1d", "5y", "1.5h", "9999999999999999w"] {
+        assert_eq!(parse_ttl(" 7d ").unwrap(), 7 * 86_400_000);
+        for bad in [
+            "",
+            "  ",
+            "d",
+            "-1d",
+            "5y",
+            "1.5h",
+            "9999999999999999w",
+            "3日",
+            "日",
+            "5dé",
+        ] {
             assert!(parse_ttl(bad).is_err(), "{bad}");
         }
     }

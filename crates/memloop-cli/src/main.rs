@@ -81,20 +81,58 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let json = cli.json;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let (code, message, class) = describe(&e);
-            eprintln!("error: {message}");
-            if json {
-                let body = serde_json::json!({"error": {"code": code, "message": message}});
-                println!("{body}");
-            }
+            report(json, code, &message);
             ExitCode::from(exit_code(class))
         }
     }
+}
+
+fn report(json: bool, code: &str, message: &str) {
+    eprintln!("error: {}", one_line(message));
+    if json {
+        let body = serde_json::json!({"error": {"code": code, "message": message}});
+        println!("{body}");
+    }
+}
+
+/// Help and version print as usual; a usage mistake becomes the same one-line
+/// error (and JSON body with --json) as every other error, exit code 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let rendered = e.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments");
+    let message = format!(
+        "{} (see `memloop --help`)",
+        first.trim_start_matches("error: ")
+    );
+    report(
+        std::env::args().any(|a| a == "--json"),
+        "invalid_input",
+        &message,
+    );
+    ExitCode::from(2)
 }
 
 fn describe(e: &anyhow::Error) -> (&'static str, String, Option<ErrorClass>) {
@@ -102,6 +140,21 @@ fn describe(e: &anyhow::Error) -> (&'static str, String, Option<ErrorClass>) {
         Some(me) => (me.code(), me.to_string(), Some(me.class())),
         None => ("error", format!("{e:#}"), None),
     }
+}
+
+/// The message on one line: control characters (a newline in an id or a
+/// file name echoed back) are escaped, so stderr gets exactly one line.
+fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// 1 other, 2 invalid input, 3 not found, 4 damaged or mismatched store or model, 5 retry may help.

@@ -251,7 +251,27 @@ impl Token {
             Token::Ident(s) => format!("word {s:?}"),
             Token::Str(s) => format!("string {s:?}"),
             Token::Num(n) => format!("number {n}"),
-            other => format!("{other:?}"),
+            Token::Op(op) => format!(
+                "operator {}",
+                match op {
+                    Op::Eq => "=",
+                    Op::Ne => "!=",
+                    Op::Gt => ">",
+                    Op::Gte => ">=",
+                    Op::Lt => "<",
+                    Op::Lte => "<=",
+                    Op::In => "IN",
+                    Op::NotIn => "NOT IN",
+                }
+            ),
+            Token::LParen => "'('".into(),
+            Token::RParen => "')'".into(),
+            Token::LBracket => "'['".into(),
+            Token::RBracket => "']'".into(),
+            Token::Comma => "','".into(),
+            Token::And => "AND".into(),
+            Token::Or => "OR".into(),
+            Token::Not => "NOT".into(),
         }
     }
 }

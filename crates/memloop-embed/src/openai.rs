@@ -107,19 +107,28 @@ impl OpenAiEmbedder {
         })?;
         let mut out = vec![Vec::new(); expected];
         for item in parsed.data {
-            if item.index >= expected || item.embedding.len() != self.cfg.dimensions {
-                return Err(Error::Remote(format!(
-                    "embedding response item {} has {} dimensions (expected {} items of {})",
-                    item.index,
+            if item.embedding.len() != self.cfg.dimensions {
+                // A configuration mistake, not a passing fault: say what to set.
+                return Err(Error::invalid(format!(
+                    "the endpoint returns {}-dimensional embeddings for model {}, but dimensions = {} is configured: set dimensions = {}",
                     item.embedding.len(),
-                    expected,
-                    self.cfg.dimensions
+                    self.cfg.model,
+                    self.cfg.dimensions,
+                    item.embedding.len()
+                )));
+            }
+            if item.index >= expected || !out[item.index].is_empty() {
+                return Err(Error::Embedding(format!(
+                    "embedding response has a bad or repeated index {} for {expected} inputs",
+                    item.index
                 )));
             }
             out[item.index] = normalized(item.embedding);
         }
         if out.iter().any(Vec::is_empty) {
-            return Err(Error::Remote("embedding response is missing items".into()));
+            return Err(Error::Embedding(
+                "embedding response is missing items".into(),
+            ));
         }
         Ok(out)
     }

@@ -268,7 +268,7 @@ impl EmbeddedStore {
         let now = now_millis();
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(sql_err)?;
-        let mut targets: Vec<(i64, String, String)> = Vec::new();
+        let mut targets: Vec<(i64, String, String, bool)> = Vec::new();
         {
             let mut stmt = tx
                 .prepare(&format!(
@@ -281,12 +281,12 @@ impl EmbeddedStore {
             for r in rows {
                 let (row, rec) = r.map_err(sql_err)?;
                 if scope.admits(&rec.scope) {
-                    targets.push((row, rec.id, rec.text));
+                    targets.push((row, rec.id, rec.text, rec.valid_until.is_none()));
                 }
             }
         }
         let mut report = ForgetReport::default();
-        for (row, id, text) in &targets {
+        for (row, id, text, current) in &targets {
             tx.execute("DELETE FROM memories WHERE row = ?1", [row])
                 .map_err(sql_err)?;
             log_change(&tx, &partition, *row)?;
@@ -294,7 +294,8 @@ impl EmbeddedStore {
                 report.history_deleted += tx
                     .execute("DELETE FROM history WHERE memory_id = ?1", [id])
                     .map_err(sql_err)?;
-            } else {
+            } else if *current {
+                // Already-deleted memories have their DELETE in history already.
                 log_history(
                     &tx,
                     id,
