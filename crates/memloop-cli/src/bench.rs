@@ -91,7 +91,7 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn load_embedder(config: &Config) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+pub(crate) fn load_embedder(config: &Config) -> anyhow::Result<Arc<MiniLmEmbedder>> {
     let (dir, threads) = match &config.embedder {
         EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
         _ => anyhow::bail!(
@@ -168,10 +168,10 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub PathBuf);
 
 impl TempDir {
-    fn new() -> anyhow::Result<TempDir> {
+    pub(crate) fn new() -> anyhow::Result<TempDir> {
         let p = std::env::temp_dir().join(format!("memloop-bench-{}", std::process::id()));
         std::fs::create_dir_all(&p)?;
         Ok(TempDir(p))

@@ -4,6 +4,7 @@ mod bench;
 mod commands;
 mod corpus;
 mod demo;
+mod eval;
 mod output;
 
 use std::path::PathBuf;
@@ -78,6 +79,9 @@ enum Command {
     Demo,
     /// Speed figures: embedding, add, import, search, recall, open time, memory.
     Bench(bench::BenchArgs),
+    /// Retrieval quality on long conversations (LoCoMo, or the generic JSONL format).
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
 }
 
 fn main() -> ExitCode {
@@ -188,5 +192,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Gc => commands::gc(&config, &out),
         Command::Demo => demo::run(&config, &out),
         Command::Bench(a) => bench::run(&config, &out, a),
+        Command::Eval(c) => eval::run(&config, &out, c),
     }
 }

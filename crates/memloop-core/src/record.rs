@@ -136,7 +136,8 @@ pub struct MemoryRecord {
     #[serde(with = "crate::time::opt_millis")]
     pub last_accessed_at: Option<i64>,
     pub provenance: Provenance,
-    /// sha256 of the normalised text; equal hashes in one scope are the same memory.
+    /// sha256 of the normalised text (for an episode, with its turn ids):
+    /// equal hashes in one scope are the same memory.
     pub content_hash: String,
 }
 

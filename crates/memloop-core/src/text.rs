@@ -14,6 +14,21 @@ pub fn content_hash(text: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The identity of a memory to be written: its content hash, and for an
+/// episode (a turn of a conversation) also the turn it is, since the same
+/// words said twice are two episodes.
+pub fn identity_hash(m: &crate::NewMemory) -> String {
+    match (m.kind, m.provenance.turn_ids.is_empty()) {
+        (crate::Kind::Episode, false) => content_hash(&format!(
+            "{}\u{1f}{}\u{1f}{}",
+            m.text,
+            m.provenance.session_id.as_deref().unwrap_or_default(),
+            m.provenance.turn_ids.join(",")
+        )),
+        _ => content_hash(&m.text),
+    }
+}
+
 /// Checks a memory text: not blank, within the size limit.
 pub fn validate_text(text: &str) -> crate::Result<()> {
     if text.trim().is_empty() {

@@ -1,7 +1,7 @@
 //! Writes: each one transaction that changes `memories`, appends to `history`
 //! and to `index_log` together, so the derived indexes can always catch up.
 
-use memloop_core::text::{content_hash, validate_text};
+use memloop_core::text::{content_hash, identity_hash, validate_text};
 use memloop_core::{now_millis, Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
@@ -119,7 +119,7 @@ impl EmbeddedStore {
         let tx = conn.transaction().map_err(sql_err)?;
         let mut out = Vec::with_capacity(items.len());
         for (m, v) in items {
-            let hash = content_hash(&m.text);
+            let hash = identity_hash(&m);
             if let Some(existing) = find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str())?
             {
                 out.push((existing, Event::Noop));

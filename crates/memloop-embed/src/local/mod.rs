@@ -135,6 +135,13 @@ impl MiniLmEmbedder {
         self
     }
 
+    /// Model tokens of a text (WordPiece, with [CLS] and [SEP]; at most 256).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.tokenizer
+            .encode(text, true)
+            .map_or(0, |e| e.get_ids().len())
+    }
+
     fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
         texts
             .iter()

@@ -1,0 +1,291 @@
+//! `memloop eval`: retrieval quality on long conversations. Each
+//! conversation gets a fresh store; every turn is stored as an episode with
+//! its speaker, session date and turn id; every question is asked in that
+//! conversation's scope and the ranked turns are scored against the
+//! question's evidence turns. Baselines (BM25 only, dense only) run on the
+//! same stores in the same run.
+
+mod format;
+mod locomo;
+mod metrics;
+mod report;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use memloop::{
+    Config, Durability, Embedder, Kind, Memory, MiniLmEmbedder, NewMemory, Scope, SearchQuery,
+    StoreOptions,
+};
+use serde_json::{json, Value};
+
+use crate::output::Output;
+use format::Conversation;
+use metrics::{dedup_in_order, ndcg_at, percentile, recall_at, reciprocal_rank, KS};
+
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// LoCoMo's JSON (e.g. ../shared/data/locomo-dev.json).
+    Locomo(EvalArgs),
+    /// The generic format (docs/eval-format.md).
+    Jsonl(EvalArgs),
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    file: PathBuf,
+    /// Write eval.json and recall.svg (recall@k per method) into this folder.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Only the first N conversations.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Also write the conversations in the generic format to this file.
+    #[arg(long)]
+    write_jsonl: Option<PathBuf>,
+}
+
+/// A retrieval method: how much each signal weighs in the fusion.
+struct Method {
+    name: &'static str,
+    vector_weight: f32,
+    keyword_weight: f32,
+}
+
+const METHODS: [Method; 3] = [
+    Method {
+        name: "default",
+        vector_weight: 1.0,
+        keyword_weight: 1.0,
+    },
+    Method {
+        name: "bm25",
+        vector_weight: 0.0,
+        keyword_weight: 1.0,
+    },
+    Method {
+        name: "dense",
+        vector_weight: 1.0,
+        keyword_weight: 0.0,
+    },
+];
+
+/// What one method returned for one question.
+struct Answer {
+    category: Option<u32>,
+    ranked: Vec<String>,
+    evidence: HashSet<String>,
+    /// Tokens of the top-k memories' texts, per k in KS.
+    tokens: Vec<usize>,
+}
+
+pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()> {
+    let (args, (mut conversations, skips)) = match cmd {
+        EvalCommand::Locomo(a) => {
+            let loaded = locomo::load(&a.file)?;
+            (a, loaded)
+        }
+        EvalCommand::Jsonl(a) => {
+            let loaded = format::read_jsonl(&a.file)?;
+            (a, (loaded, locomo::SkipReport::default()))
+        }
+    };
+    if let Some(n) = args.limit {
+        conversations.truncate(n);
+    }
+    if let Some(p) = &args.write_jsonl {
+        format::write_jsonl(p, &conversations)?;
+    }
+    let embedder = Arc::new(crate::bench::load_embedder(config)?);
+    let started = Instant::now();
+    let work = crate::bench::TempDir::new()?;
+    let mut answers: Vec<Vec<Answer>> = METHODS.iter().map(|_| Vec::new()).collect();
+    let mut latencies = Vec::new();
+    for (i, conv) in conversations.iter().enumerate() {
+        let memory = ingest(out, &embedder, &work.0.join(format!("conv-{i}")), conv)?;
+        ask(out, &memory, &embedder, conv, &mut answers, &mut latencies)?;
+    }
+    latencies.sort_by(f64::total_cmp);
+    let mut report = summarize(&answers[0]);
+    report["baselines"] = json!({
+        METHODS[1].name: summarize(&answers[1]),
+        METHODS[2].name: summarize(&answers[2]),
+    });
+    report["search_latency_ms"] = json!({"p50": percentile(&latencies, 0.5), "p99": percentile(&latencies, 0.99),
+        "includes": "query embedding and hybrid search"});
+    report["conversations"] = json!(conversations.len());
+    report["skipped"] = json!({
+        "unparseable_evidence": skips.unparseable_evidence,
+        "unknown_evidence": skips.unknown_evidence,
+        "questions_without_evidence": skips.questions_without_evidence,
+    });
+    report["elapsed_s"] = json!(started.elapsed().as_secs_f64());
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join("eval.json"),
+            serde_json::to_string_pretty(&report)?,
+        )?;
+        std::fs::write(dir.join("recall.svg"), report::chart(&report))?;
+    }
+    if out.json {
+        out.json_value(&report)
+    } else {
+        report::table(&report, args.out.as_deref());
+        Ok(())
+    }
+}
+
+/// The text stored for a turn: who said it, and what.
+fn turn_text(speaker: &str, text: &str) -> String {
+    format!("{speaker}: {text}")
+}
+
+fn ingest(
+    out: &Output,
+    embedder: &Arc<MiniLmEmbedder>,
+    dir: &Path,
+    conv: &Conversation,
+) -> anyhow::Result<Memory> {
+    let options = StoreOptions::default().with_durability(Durability::Process);
+    let memory = Memory::with_embedder(dir, embedder.clone() as Arc<dyn Embedder>, options)?;
+    let scope = scope(conv);
+    let total: usize = conv.sessions.iter().map(|s| s.turns.len()).sum();
+    let bar = crate::bench::progress_bar(out, total as u64, &format!("ingest {}", conv.id));
+    let mut batch = Vec::new();
+    for s in &conv.sessions {
+        let date = s.date.as_deref().and_then(memloop::filter::parse_date);
+        for t in &s.turns {
+            let mut m = NewMemory::text(turn_text(&t.speaker, &t.text))
+                .kind(Kind::Episode)
+                .metadata(json!({
+                    "session": s.id, "speaker": t.speaker, "date": s.date,
+                }));
+            m.valid_from = t
+                .timestamp
+                .as_deref()
+                .and_then(memloop::filter::parse_date)
+                .or(date);
+            m.provenance.session_id = Some(s.id.clone());
+            m.provenance.turn_ids = vec![t.id.clone()];
+            m.provenance.source = "import".into();
+            batch.push(m);
+        }
+    }
+    for chunk in batch.chunks(128) {
+        memory.add_batch(&scope, chunk.to_vec())?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(memory)
+}
+
+fn scope(conv: &Conversation) -> Scope {
+    Scope::user(conv.id.clone()).with_tenant("eval")
+}
+
+fn ask(
+    out: &Output,
+    memory: &Memory,
+    embedder: &MiniLmEmbedder,
+    conv: &Conversation,
+    answers: &mut [Vec<Answer>],
+    latencies: &mut Vec<f64>,
+) -> anyhow::Result<()> {
+    let bar = crate::bench::progress_bar(
+        out,
+        conv.questions.len() as u64,
+        &format!("ask {}", conv.id),
+    );
+    let top = *KS.iter().max().unwrap_or(&50);
+    for q in &conv.questions {
+        bar.inc(1);
+        if q.evidence.is_empty() {
+            continue;
+        }
+        let evidence: HashSet<String> = q.evidence.iter().cloned().collect();
+        let t = Instant::now();
+        let vector = embedder.embed(&q.question)?;
+        let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+        for (m, method) in METHODS.iter().enumerate() {
+            let mut sq = SearchQuery::new(scope(conv), q.question.clone());
+            sq.top_k = top;
+            sq.vector_weight = method.vector_weight;
+            sq.keyword_weight = method.keyword_weight;
+            let t = Instant::now();
+            let hits = memory.search_by_vector(&sq, &vector)?;
+            if m == 0 {
+                latencies.push(embed_ms + t.elapsed().as_secs_f64() * 1e3);
+            }
+            let ranked = dedup_in_order(
+                hits.iter()
+                    .flat_map(|h| h.record.provenance.turn_ids.clone()),
+            );
+            let tokens = KS
+                .iter()
+                .map(|&k| {
+                    hits.iter()
+                        .take(k)
+                        .map(|h| embedder.count_tokens(&h.record.text))
+                        .sum()
+                })
+                .collect();
+            answers[m].push(Answer {
+                category: q.category,
+                ranked,
+                evidence: evidence.clone(),
+                tokens,
+            });
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Averages over questions: overall (categories other than 5) and per category.
+fn summarize(answers: &[Answer]) -> Value {
+    let overall: Vec<&Answer> = answers.iter().filter(|a| a.category != Some(5)).collect();
+    let mut by_cat: BTreeMap<String, Vec<&Answer>> = BTreeMap::new();
+    for a in answers {
+        by_cat
+            .entry(a.category.map_or("none".into(), |c| c.to_string()))
+            .or_default()
+            .push(a);
+    }
+    let mut v = block(&overall);
+    v["per_category"] = by_cat
+        .iter()
+        .map(|(c, list)| (c.clone(), block(list)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    v
+}
+
+fn block(list: &[&Answer]) -> Value {
+    let n = list.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&Answer) -> f64| list.iter().map(|a| f(a)).sum::<f64>() / n;
+    let recall: serde_json::Map<String, Value> = KS
+        .iter()
+        .map(|&k| {
+            (
+                k.to_string(),
+                json!(mean(&|a| recall_at(&a.ranked, &a.evidence, k))),
+            )
+        })
+        .collect();
+    let tokens: serde_json::Map<String, Value> = KS
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (k.to_string(), json!(mean(&|a| a.tokens[i] as f64))))
+        .collect();
+    json!({
+        "questions": list.len(),
+        "recall": recall,
+        "mrr": mean(&|a| reciprocal_rank(&a.ranked, &a.evidence)),
+        "ndcg_at_10": mean(&|a| ndcg_at(&a.ranked, &a.evidence, 10)),
+        "context_tokens": tokens,
+    })
+}
