@@ -7,19 +7,25 @@ use std::collections::HashMap;
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// Postings hold dense document slots (u32), not rows, so a query adds
+/// scores into a plain array instead of a hash map.
 #[derive(Default)]
 pub struct KeywordIndex {
     term_ids: HashMap<String, u32>,
-    /// Per term: (row, term frequency).
-    postings: Vec<Vec<(i64, u32)>>,
-    /// Per row: its distinct term ids (for removal) and its length in terms.
-    docs: HashMap<i64, (Vec<u32>, u32)>,
+    /// Per term: (slot, term frequency).
+    postings: Vec<Vec<(u32, u32)>>,
+    /// Row of each slot (None: free).
+    slot_rows: Vec<Option<i64>>,
+    /// Per slot: its distinct term ids (for removal) and its length in terms.
+    slot_docs: Vec<(Vec<u32>, u32)>,
+    free_slots: Vec<u32>,
+    slots: HashMap<i64, u32>,
     total_len: u64,
 }
 
 impl KeywordIndex {
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.slots.len()
     }
 
     pub fn insert(&mut self, row: i64, terms: &[String]) {
@@ -33,63 +39,72 @@ impl KeywordIndex {
             }
             *counts.entry(id).or_default() += 1;
         }
-        let ids: Vec<u32> = counts.keys().copied().collect();
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.slot_rows.push(None);
+                self.slot_docs.push((Vec::new(), 0));
+                (self.slot_rows.len() - 1) as u32
+            }
+        };
         for (&id, &tf) in &counts {
-            self.postings[id as usize].push((row, tf));
+            self.postings[id as usize].push((slot, tf));
         }
         self.total_len += terms.len() as u64;
-        self.docs.insert(row, (ids, terms.len() as u32));
+        self.slot_rows[slot as usize] = Some(row);
+        self.slot_docs[slot as usize] = (counts.keys().copied().collect(), terms.len() as u32);
+        self.slots.insert(row, slot);
     }
 
     pub fn remove(&mut self, row: i64) {
-        if let Some((ids, len)) = self.docs.remove(&row) {
-            for id in ids {
-                if let Some(list) = self.postings.get_mut(id as usize) {
-                    list.retain(|(r, _)| *r != row);
-                }
+        let Some(slot) = self.slots.remove(&row) else { return };
+        let (ids, len) = std::mem::take(&mut self.slot_docs[slot as usize]);
+        for id in ids {
+            if let Some(list) = self.postings.get_mut(id as usize) {
+                list.retain(|(s, _)| *s != slot);
             }
-            self.total_len -= u64::from(len);
         }
+        self.total_len -= u64::from(len);
+        self.slot_rows[slot as usize] = None;
+        self.free_slots.push(slot);
     }
 
     /// The `limit` best rows for the query terms by BM25, best first.
     /// `allow` restricts the candidates (filters, agent or session narrowing).
-    pub fn search(
-        &self,
-        terms: &[String],
-        limit: usize,
-        allow: Option<&dyn Fn(i64) -> bool>,
-    ) -> Vec<(i64, f32)> {
-        let n = self.docs.len() as f32;
+    pub fn search(&self, terms: &[String], limit: usize, allow: Option<&dyn Fn(i64) -> bool>) -> Vec<(i64, f32)> {
+        let n = self.slots.len() as f32;
         if n == 0.0 || limit == 0 {
             return Vec::new();
         }
-        let avg_len = self.total_len as f32 / n;
+        let avg_len = (self.total_len as f32 / n).max(1.0);
         let mut unique: Vec<&String> = terms.iter().collect();
         unique.sort();
         unique.dedup();
-        let mut scores: HashMap<i64, f32> = HashMap::new();
+        let mut scores = vec![0.0f32; self.slot_rows.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for term in unique {
-            let Some(list) = self
-                .term_ids
-                .get(term)
-                .and_then(|&id| self.postings.get(id as usize))
-            else {
+            let Some(list) = self.term_ids.get(term).and_then(|&id| self.postings.get(id as usize)) else {
                 continue;
             };
             let df = list.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(row, tf) in list {
-                if allow.is_some_and(|f| !f(row)) {
-                    continue;
-                }
-                let len = self.docs.get(&row).map_or(avg_len, |d| d.1 as f32);
+            for &(slot, tf) in list {
+                let len = self.slot_docs[slot as usize].1 as f32;
                 let tf = tf as f32;
-                let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len.max(1.0)));
-                *scores.entry(row).or_default() += s;
+                let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
+                let cell = &mut scores[slot as usize];
+                if *cell == 0.0 {
+                    touched.push(slot);
+                }
+                *cell += s;
             }
         }
-        top_k(scores.into_iter().collect(), limit)
+        let hits: Vec<(i64, f32)> = touched
+            .into_iter()
+            .filter_map(|slot| self.slot_rows[slot as usize].map(|row| (row, scores[slot as usize])))
+            .filter(|(row, _)| allow.is_none_or(|f| f(*row)))
+            .collect();
+        top_k(hits, limit)
     }
 }
 

@@ -181,20 +181,39 @@ impl VectorIndex {
         }
     }
 
-    /// Builds an HNSW index over the given rows (with a progress callback).
-    pub fn build_ann(
-        dim: usize,
-        items: &[(i64, Vec<f32>)],
-        progress: &dyn Fn(usize, usize),
-    ) -> Result<VectorIndex> {
+    /// Builds an HNSW index over the given rows on every core (usearch
+    /// accepts concurrent adds once capacity is reserved), reporting progress.
+    pub fn build_ann(dim: usize, items: &[(i64, Vec<f32>)], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<VectorIndex> {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
-        index.reserve(items.len().max(1024)).map_err(ann_err)?;
-        for (i, (row, v)) in items.iter().enumerate() {
-            index.add(*row as u64, v).map_err(ann_err)?;
-            if i % 1000 == 999 {
-                progress(i + 1, items.len());
-            }
-        }
+        index
+            .reserve_capacity_and_threads(items.len().max(1024), threads)
+            .map_err(ann_err)?;
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let chunk = items.len().div_ceil(threads).max(1);
+        let results: Vec<Result<()>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = items
+                .chunks(chunk)
+                .map(|part| {
+                    let (index, done) = (&index, &done);
+                    scope.spawn(move || {
+                        for (row, v) in part {
+                            index.add(*row as u64, v).map_err(ann_err)?;
+                            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                            if n % 1000 == 0 {
+                                progress(n, items.len());
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(ann_err("an index build thread panicked"))))
+                .collect()
+        });
+        results.into_iter().collect::<Result<Vec<()>>>()?;
         progress(items.len(), items.len());
         Ok(VectorIndex::Ann(Ann { index }))
     }

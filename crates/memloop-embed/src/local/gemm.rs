@@ -185,11 +185,13 @@ fn run_panels(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        // Rows in blocks, so a block of `a` stays in cache while the panels pass over it.
-        const ROW_BLOCK: usize = 64;
+        // Rows in blocks of about 1 MiB of `a`, so a block stays in cache while
+        // every panel of the weights passes over it: the weights are streamed
+        // from memory once per block, so blocks are as large as the cache allows.
+        let row_block = ((1 << 20) / (4 * b.k.max(1))).max(8) / 8 * 8;
         let mut r0 = 0;
         while r0 < m {
-            let rows = ROW_BLOCK.min(m - r0);
+            let rows = row_block.min(m - r0);
             // SAFETY: callers checked AVX-512F and the slice sizes; every
             // offset the kernel touches is inside them.
             unsafe {
