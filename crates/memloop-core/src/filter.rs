@@ -509,6 +509,7 @@ mod tests {
         MemoryRecord {
             id: "m1".into(),
             text: "t".into(),
+            context: None,
             kind: Kind::Fact,
             scope: Scope::user("u"),
             metadata,

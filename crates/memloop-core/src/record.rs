@@ -58,6 +58,10 @@ fn default_source() -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NewMemory {
     pub text: String,
+    /// Text indexed with the memory for keyword search but not returned
+    /// (for an episode: the turns around it), weighted below the text itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     #[serde(default)]
     pub kind: Kind,
     #[serde(default = "empty_object")]
@@ -116,6 +120,8 @@ pub struct MemoryRecord {
     /// The text (named `memory` on the wire, as Mem0 clients expect).
     #[serde(rename = "memory")]
     pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     pub kind: Kind,
     #[serde(flatten)]
     pub scope: Scope,

@@ -12,15 +12,15 @@ const B: f32 = 0.75;
 #[derive(Default)]
 pub struct KeywordIndex {
     term_ids: HashMap<String, u32>,
-    /// Per term: (slot, term frequency).
-    postings: Vec<Vec<(u32, u32)>>,
+    /// Per term: (slot, weighted term frequency).
+    postings: Vec<Vec<(u32, f32)>>,
     /// Row of each slot (None: free).
     slot_rows: Vec<Option<i64>>,
-    /// Per slot: its distinct term ids (for removal) and its length in terms.
-    slot_docs: Vec<(Vec<u32>, u32)>,
+    /// Per slot: its distinct term ids (for removal) and its weighted length.
+    slot_docs: Vec<(Vec<u32>, f32)>,
     free_slots: Vec<u32>,
     slots: HashMap<i64, u32>,
-    total_len: u64,
+    total_len: f64,
 }
 
 impl KeywordIndex {
@@ -28,50 +28,65 @@ impl KeywordIndex {
         self.slots.len()
     }
 
-    pub fn insert(&mut self, row: i64, terms: &[String]) {
+    /// Indexes a document: its own terms count 1 each, its context terms
+    /// `context_weight` each (a BM25F-style field weight).
+    pub fn insert(&mut self, row: i64, terms: &[String], context: &[String], context_weight: f32) {
         self.remove(row);
-        let mut counts: HashMap<u32, u32> = HashMap::new();
-        for t in terms {
+        let mut counts: HashMap<u32, f32> = HashMap::new();
+        let weighted = terms
+            .iter()
+            .map(|t| (t, 1.0))
+            .chain(context.iter().map(|t| (t, context_weight)));
+        let mut len = 0.0f32;
+        for (t, w) in weighted.filter(|(_, w)| *w > 0.0) {
             let next = self.term_ids.len() as u32;
             let id = *self.term_ids.entry(t.clone()).or_insert(next);
             if id as usize == self.postings.len() {
                 self.postings.push(Vec::new());
             }
-            *counts.entry(id).or_default() += 1;
+            *counts.entry(id).or_default() += w;
+            len += w;
         }
         let slot = match self.free_slots.pop() {
             Some(s) => s,
             None => {
                 self.slot_rows.push(None);
-                self.slot_docs.push((Vec::new(), 0));
+                self.slot_docs.push((Vec::new(), 0.0));
                 (self.slot_rows.len() - 1) as u32
             }
         };
         for (&id, &tf) in &counts {
             self.postings[id as usize].push((slot, tf));
         }
-        self.total_len += terms.len() as u64;
+        self.total_len += f64::from(len);
         self.slot_rows[slot as usize] = Some(row);
-        self.slot_docs[slot as usize] = (counts.keys().copied().collect(), terms.len() as u32);
+        self.slot_docs[slot as usize] = (counts.keys().copied().collect(), len);
         self.slots.insert(row, slot);
     }
 
     pub fn remove(&mut self, row: i64) {
-        let Some(slot) = self.slots.remove(&row) else { return };
+        let Some(slot) = self.slots.remove(&row) else {
+            return;
+        };
         let (ids, len) = std::mem::take(&mut self.slot_docs[slot as usize]);
         for id in ids {
             if let Some(list) = self.postings.get_mut(id as usize) {
                 list.retain(|(s, _)| *s != slot);
             }
         }
-        self.total_len -= u64::from(len);
+        self.total_len = (self.total_len - f64::from(len)).max(0.0);
         self.slot_rows[slot as usize] = None;
         self.free_slots.push(slot);
     }
 
     /// The `limit` best rows for the query terms by BM25, best first.
     /// `allow` restricts the candidates (filters, agent or session narrowing).
-    pub fn search(&self, terms: &[String], limit: usize, allow: Option<&dyn Fn(i64) -> bool>) -> Vec<(i64, f32)> {
+    pub fn search(
+        &self,
+        terms: &[String],
+        limit: usize,
+        allow: Option<&dyn Fn(i64) -> bool>,
+    ) -> Vec<(i64, f32)> {
         let n = self.slots.len() as f32;
         if n == 0.0 || limit == 0 {
             return Vec::new();
@@ -83,14 +98,17 @@ impl KeywordIndex {
         let mut scores = vec![0.0f32; self.slot_rows.len()];
         let mut touched: Vec<u32> = Vec::new();
         for term in unique {
-            let Some(list) = self.term_ids.get(term).and_then(|&id| self.postings.get(id as usize)) else {
+            let Some(list) = self
+                .term_ids
+                .get(term)
+                .and_then(|&id| self.postings.get(id as usize))
+            else {
                 continue;
             };
             let df = list.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(slot, tf) in list {
-                let len = self.slot_docs[slot as usize].1 as f32;
-                let tf = tf as f32;
+                let len = self.slot_docs[slot as usize].1;
                 let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
                 let cell = &mut scores[slot as usize];
                 if *cell == 0.0 {
@@ -101,7 +119,9 @@ impl KeywordIndex {
         }
         let hits: Vec<(i64, f32)> = touched
             .into_iter()
-            .filter_map(|slot| self.slot_rows[slot as usize].map(|row| (row, scores[slot as usize])))
+            .filter_map(|slot| {
+                self.slot_rows[slot as usize].map(|row| (row, scores[slot as usize]))
+            })
             .filter(|(row, _)| allow.is_none_or(|f| f(*row)))
             .collect();
         top_k(hits, limit)
@@ -130,25 +150,38 @@ mod tests {
     #[test]
     fn rare_terms_weigh_more_and_removal_works() {
         let mut idx = KeywordIndex::default();
-        idx.insert(1, &terms("tea morning"));
-        idx.insert(2, &terms("coffee morning"));
-        idx.insert(3, &terms("coffee evening"));
+        idx.insert(1, &terms("tea morning"), &[], 0.0);
+        idx.insert(2, &terms("coffee morning"), &[], 0.0);
+        idx.insert(3, &terms("coffee evening"), &[], 0.0);
         let hits = idx.search(&terms("coffee morning"), 10, None);
         assert_eq!(hits[0].0, 2);
         idx.remove(2);
         let hits = idx.search(&terms("coffee"), 10, None);
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![3]);
         // Re-inserting a row replaces its text.
-        idx.insert(3, &terms("tea"));
+        idx.insert(3, &terms("tea"), &[], 0.0);
         assert!(idx.search(&terms("coffee"), 10, None).is_empty());
         assert_eq!(idx.len(), 2);
     }
 
     #[test]
+    fn context_terms_weigh_less_than_own_terms() {
+        let mut idx = KeywordIndex::default();
+        idx.insert(1, &terms("paris trip"), &terms("museum"), 0.5);
+        idx.insert(2, &terms("museum visit"), &[], 0.5);
+        idx.insert(3, &terms("unrelated words"), &[], 0.5);
+        let hits = idx.search(&terms("museum"), 10, None);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2, 1]);
+        // A zero weight leaves the context out.
+        idx.insert(1, &terms("paris trip"), &terms("museum"), 0.0);
+        assert_eq!(idx.search(&terms("museum"), 10, None).len(), 1);
+    }
+
+    #[test]
     fn allow_restricts_candidates() {
         let mut idx = KeywordIndex::default();
-        idx.insert(1, &terms("paris"));
-        idx.insert(2, &terms("paris"));
+        idx.insert(1, &terms("paris"), &[], 0.0);
+        idx.insert(2, &terms("paris"), &[], 0.0);
         let only_two = |r: i64| r == 2;
         let hits = idx.search(&terms("paris"), 10, Some(&only_two));
         assert_eq!(hits.len(), 1);

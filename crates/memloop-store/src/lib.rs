@@ -29,7 +29,7 @@ use memloop_core::text::Analyzer;
 use memloop_core::{EmbedderInfo, Error, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub use read::{ListQuery, SearchQuery, Stats};
+pub use read::{ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
 pub use write::{ForgetReport, MemoryUpdate};
 
 use partition::PartitionIndex;
@@ -46,12 +46,15 @@ pub enum Durability {
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct StoreOptions {
     /// A partition with at least this many current memories gets an HNSW
     /// index; smaller ones are scanned exactly (faster there, and exact).
     pub ann_threshold: usize,
     pub durability: Durability,
+    /// Weight of a memory's context terms in BM25, relative to its own text.
+    pub context_weight: f32,
 }
 
 impl Default for StoreOptions {
@@ -59,6 +62,7 @@ impl Default for StoreOptions {
         StoreOptions {
             ann_threshold: 20_000,
             durability: Durability::Full,
+            context_weight: 0.5,
         }
     }
 }

@@ -14,6 +14,8 @@ use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, sql_err, EmbeddedStore};
 
+type CurrentRow = (String, Vec<f32>, Option<String>);
+
 pub struct PartitionIndex {
     pub vectors: VectorIndex,
     pub keywords: KeywordIndex,
@@ -91,17 +93,21 @@ impl EmbeddedStore {
         let mut keywords = KeywordIndex::default();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT row, text FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+                "SELECT row, text, context FROM memories WHERE partition = ?1 AND valid_until IS NULL",
             )
             .map_err(sql_err)?;
         let rows = stmt
             .query_map([partition], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
             })
             .map_err(sql_err)?;
         for row in rows {
-            let (row, text) = row.map_err(sql_err)?;
-            keywords.insert(row, &self.analyzer.terms(&text));
+            let (row, text, context) = row.map_err(sql_err)?;
+            self.index_keywords(&mut keywords, row, &text, context.as_deref());
         }
         let count = keywords.len();
         if count >= self.options.ann_threshold {
@@ -161,16 +167,17 @@ impl EmbeddedStore {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
 
-    /// The current text and vector of a row, None when it is gone or superseded.
-    fn current_row(conn: &Connection, row: i64) -> Result<Option<(String, Vec<f32>)>> {
+    /// The current text, vector and context of a row, None when it is gone or superseded.
+    fn current_row(conn: &Connection, row: i64) -> Result<Option<CurrentRow>> {
         conn.prepare_cached(
-            "SELECT text, embedding FROM memories WHERE row = ?1 AND valid_until IS NULL",
+            "SELECT text, embedding, context FROM memories WHERE row = ?1 AND valid_until IS NULL",
         )
         .map_err(sql_err)?
         .query_row([row], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
+                r.get::<_, Option<String>>(2)?,
             ))
         })
         .optional()
@@ -187,9 +194,9 @@ impl EmbeddedStore {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
             p.keywords.remove(row);
-            if let Some((text, v)) = Self::current_row(conn, row)? {
+            if let Some((text, v, context)) = Self::current_row(conn, row)? {
                 p.vectors.insert(row, &v)?;
-                p.keywords.insert(row, &self.analyzer.terms(&text));
+                self.index_keywords(&mut p.keywords, row, &text, context.as_deref());
             }
         }
         Ok(())
@@ -204,7 +211,7 @@ impl EmbeddedStore {
     ) -> Result<()> {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
-            if let Some((_, v)) = Self::current_row(conn, row)? {
+            if let Some((_, v, _)) = Self::current_row(conn, row)? {
                 p.vectors.insert(row, &v)?;
             }
         }
@@ -264,6 +271,16 @@ impl EmbeddedStore {
         let (a, b) = ann_paths(&self.dir, partition);
         let _ = std::fs::remove_file(a);
         let _ = std::fs::remove_file(b);
+    }
+
+    fn index_keywords(&self, k: &mut KeywordIndex, row: i64, text: &str, context: Option<&str>) {
+        let context_terms = context.map(|c| self.analyzer.terms(c)).unwrap_or_default();
+        k.insert(
+            row,
+            &self.analyzer.terms(text),
+            &context_terms,
+            self.options.context_weight,
+        );
     }
 
     pub(crate) fn analyzer(&self) -> &Analyzer {

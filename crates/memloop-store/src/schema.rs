@@ -35,6 +35,7 @@ CREATE TABLE memories (
     last_accessed_at INTEGER,
     provenance TEXT NOT NULL,
     content_hash TEXT NOT NULL,
+    context TEXT,
     embedding BLOB NOT NULL
 );
 CREATE INDEX memories_by_partition ON memories (partition, valid_until);

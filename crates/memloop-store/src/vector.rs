@@ -183,7 +183,11 @@ impl VectorIndex {
 
     /// Builds an HNSW index over the given rows on every core (usearch
     /// accepts concurrent adds once capacity is reserved), reporting progress.
-    pub fn build_ann(dim: usize, items: &[(i64, Vec<f32>)], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<VectorIndex> {
+    pub fn build_ann(
+        dim: usize,
+        items: &[(i64, Vec<f32>)],
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<VectorIndex> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
         index
@@ -210,7 +214,10 @@ impl VectorIndex {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(ann_err("an index build thread panicked"))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(ann_err("an index build thread panicked")))
+                })
                 .collect()
         });
         results.into_iter().collect::<Result<Vec<()>>>()?;

@@ -83,7 +83,7 @@ fn get_by_id(conn: &Connection, tenant: &str, id: &str) -> Result<(i64, String, 
         .map_err(sql_err)?
         .query_row([id], |r| {
             let (row, rec) = record_from_row(r)?;
-            Ok((row, r.get::<_, String>(19)?, rec))
+            Ok((row, r.get::<_, String>(20)?, rec))
         })
         .optional()
         .map_err(sql_err)?;
@@ -129,6 +129,7 @@ impl EmbeddedStore {
             let record = MemoryRecord {
                 id: id.clone(),
                 text: m.text,
+                context: m.context,
                 kind: m.kind,
                 scope: scope.clone(),
                 metadata: m.metadata,
@@ -408,8 +409,8 @@ fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]
     tx.prepare_cached(
         "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
          created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
-         provenance, content_hash, embedding) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, ?13, ?14, 0, NULL, ?15, ?16, ?17)",
+         provenance, content_hash, embedding, context) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, ?13, ?14, 0, NULL, ?15, ?16, ?17, ?18)",
     )
     .map_err(sql_err)?
     .execute(params![
@@ -430,6 +431,7 @@ fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]
         provenance,
         r.content_hash,
         vector_to_blob(v),
+        r.context,
     ])
     .map_err(sql_err)?;
     Ok(tx.last_insert_rowid())

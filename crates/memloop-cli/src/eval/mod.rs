@@ -46,6 +46,18 @@ pub struct EvalArgs {
     /// Also write the conversations in the generic format to this file.
     #[arg(long)]
     write_jsonl: Option<PathBuf>,
+    /// Fusion weight of the vector signal in the default method (default: the search default).
+    #[arg(long)]
+    vector_weight: Option<f32>,
+    /// Fusion weight of the keyword signal in the default method (default: the search default).
+    #[arg(long)]
+    keyword_weight: Option<f32>,
+    /// Turns before and after each turn indexed with it as keyword context.
+    #[arg(long, default_value_t = EPISODE_CONTEXT_TURNS)]
+    context: usize,
+    /// BM25 weight of context terms relative to the turn's own.
+    #[arg(long, default_value_t = 0.5)]
+    context_weight: f32,
 }
 
 /// A retrieval method: how much each signal weighs in the fusion.
@@ -105,8 +117,27 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     let mut answers: Vec<Vec<Answer>> = METHODS.iter().map(|_| Vec::new()).collect();
     let mut latencies = Vec::new();
     for (i, conv) in conversations.iter().enumerate() {
-        let memory = ingest(out, &embedder, &work.0.join(format!("conv-{i}")), conv)?;
-        ask(out, &memory, &embedder, conv, &mut answers, &mut latencies)?;
+        let memory = ingest(
+            out,
+            &embedder,
+            &work.0.join(format!("conv-{i}")),
+            conv,
+            (args.context, args.context_weight),
+        )?;
+        let defaults = SearchQuery::new(scope(conv), "");
+        let weights = (
+            args.vector_weight.unwrap_or(defaults.vector_weight),
+            args.keyword_weight.unwrap_or(defaults.keyword_weight),
+        );
+        ask(
+            out,
+            &memory,
+            &embedder,
+            conv,
+            weights,
+            &mut answers,
+            &mut latencies,
+        )?;
     }
     latencies.sort_by(f64::total_cmp);
     let mut report = summarize(&answers[0]);
@@ -139,6 +170,11 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     }
 }
 
+/// Turns on each side of a turn that are indexed with it (as keyword context):
+/// a reply such as "Yes, last Saturday!" is found through what it answers.
+/// ±2 beat ±1 and ±3 on the dev split (docs/retrieval.md).
+const EPISODE_CONTEXT_TURNS: usize = 2;
+
 /// The text stored for a turn: who said it, and what.
 fn turn_text(speaker: &str, text: &str) -> String {
     format!("{speaker}: {text}")
@@ -149,8 +185,10 @@ fn ingest(
     embedder: &Arc<MiniLmEmbedder>,
     dir: &Path,
     conv: &Conversation,
+    (context, context_weight): (usize, f32),
 ) -> anyhow::Result<Memory> {
-    let options = StoreOptions::default().with_durability(Durability::Process);
+    let mut options = StoreOptions::default().with_durability(Durability::Process);
+    options.context_weight = context_weight;
     let memory = Memory::with_embedder(dir, embedder.clone() as Arc<dyn Embedder>, options)?;
     let scope = scope(conv);
     let total: usize = conv.sessions.iter().map(|s| s.turns.len()).sum();
@@ -158,7 +196,13 @@ fn ingest(
     let mut batch = Vec::new();
     for s in &conv.sessions {
         let date = s.date.as_deref().and_then(memloop::filter::parse_date);
-        for t in &s.turns {
+        for (ti, t) in s.turns.iter().enumerate() {
+            let lo = ti.saturating_sub(context);
+            let hi = (ti + context + 1).min(s.turns.len());
+            let around: Vec<String> = (lo..hi)
+                .filter(|&j| j != ti)
+                .map(|j| turn_text(&s.turns[j].speaker, &s.turns[j].text))
+                .collect();
             let mut m = NewMemory::text(turn_text(&t.speaker, &t.text))
                 .kind(Kind::Episode)
                 .metadata(json!({
@@ -172,6 +216,7 @@ fn ingest(
             m.provenance.session_id = Some(s.id.clone());
             m.provenance.turn_ids = vec![t.id.clone()];
             m.provenance.source = "import".into();
+            m.context = (!around.is_empty()).then(|| around.join("\n"));
             batch.push(m);
         }
     }
@@ -192,6 +237,7 @@ fn ask(
     memory: &Memory,
     embedder: &MiniLmEmbedder,
     conv: &Conversation,
+    weights: (f32, f32),
     answers: &mut [Vec<Answer>],
     latencies: &mut Vec<f64>,
 ) -> anyhow::Result<()> {
@@ -213,8 +259,11 @@ fn ask(
         for (m, method) in METHODS.iter().enumerate() {
             let mut sq = SearchQuery::new(scope(conv), q.question.clone());
             sq.top_k = top;
-            sq.vector_weight = method.vector_weight;
-            sq.keyword_weight = method.keyword_weight;
+            (sq.vector_weight, sq.keyword_weight) = if m == 0 {
+                weights
+            } else {
+                (method.vector_weight, method.keyword_weight)
+            };
             let t = Instant::now();
             let hits = memory.search_by_vector(&sq, &vector)?;
             if m == 0 {

@@ -1,0 +1,78 @@
+//! `memloop eval` end to end: a hand-made conversation with known answers,
+//! and a slice of the LoCoMo dev split when it is beside the repository.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+fn eval(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_memloop"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg("eval")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn tiny_conversation_has_known_recall() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tiny-eval.jsonl"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let r = eval(&["jsonl", fixture, "--out", out.path().to_str().unwrap()]);
+    // Three questions with evidence outside category 5; the one without evidence is excluded.
+    assert_eq!(r["questions"], 3);
+    // Six turns: every evidence turn is within the top 50, so recall@50 is exactly 1.
+    assert_eq!(r["recall"]["50"], 1.0);
+    // The greyhound and the flat are found first.
+    let single = &r["per_category"]["4"];
+    assert_eq!(single["recall"]["1"], 1.0, "{r}");
+    assert_eq!(single["mrr"], 1.0);
+    for method in ["bm25", "dense"] {
+        assert_eq!(r["baselines"][method]["recall"]["50"], 1.0, "{method}");
+    }
+    let recall = r["recall"].as_object().unwrap();
+    assert_eq!(
+        recall.keys().cloned().collect::<Vec<_>>(),
+        ["1", "10", "25", "5", "50"]
+    );
+    for v in recall.values() {
+        assert!((0.0..=1.0).contains(&v.as_f64().unwrap()));
+    }
+    assert!(out.path().join("eval.json").is_file());
+    let svg = std::fs::read_to_string(out.path().join("recall.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+}
+
+#[test]
+fn locomo_slice_runs_with_baselines() {
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/locomo-dev.json"
+    );
+    if !std::path::Path::new(data).is_file() {
+        eprintln!("skipped: {data} is not there");
+        return;
+    }
+    let r = eval(&["locomo", data, "--limit", "1"]);
+    assert_eq!(r["conversations"], 1);
+    assert!(r["questions"].as_u64().unwrap() > 100);
+    let r10 = r["recall"]["10"].as_f64().unwrap();
+    let bm25 = r["baselines"]["bm25"]["recall"]["10"].as_f64().unwrap();
+    let dense = r["baselines"]["dense"]["recall"]["10"].as_f64().unwrap();
+    assert!(
+        r10 > 0.5 && bm25 > 0.3 && dense > 0.3,
+        "{r10} {bm25} {dense}"
+    );
+    assert!(r["per_category"]["5"]["questions"].as_u64().unwrap() > 0);
+}
