@@ -2,6 +2,8 @@
 //! strided single-precision GEMM, which takes raw pointers.
 #![allow(unsafe_code)]
 
+use rayon::prelude::*;
+
 /// A row-major-or-strided view of a matrix inside a slice.
 #[derive(Clone, Copy)]
 pub struct View<'a> {
@@ -138,29 +140,21 @@ pub fn gemm_packed(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usiz
         .map(|t| t * per..((t + 1) * per).min(panels))
         .filter(|r| !r.is_empty())
         .collect();
-    let parts: Vec<Vec<f32>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .map(|r| {
-                let width = r.len() * PANEL;
-                let mut part = vec![0.0f32; m * width];
-                for row in 0..m {
-                    part[row * width..(row + 1) * width].copy_from_slice(
-                        &c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL],
-                    );
-                }
-                let r = r.clone();
-                scope.spawn(move || {
-                    run_panels(a, m, b, r, &mut part, width);
-                    part
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    // On rayon's pool: its threads persist, so a product of a few rows does
+    // not pay for starting threads (24 products per embedding).
+    let parts: Vec<Vec<f32>> = ranges
+        .par_iter()
+        .map(|r| {
+            let width = r.len() * PANEL;
+            let mut part = vec![0.0f32; m * width];
+            for row in 0..m {
+                part[row * width..(row + 1) * width]
+                    .copy_from_slice(&c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL]);
+            }
+            run_panels(a, m, b, r.clone(), &mut part, width);
+            part
+        })
+        .collect();
     for (r, part) in ranges.iter().zip(parts) {
         let width = r.len() * PANEL;
         if part.len() != m * width {
