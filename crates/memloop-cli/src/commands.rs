@@ -349,12 +349,11 @@ pub fn reindex(config: &Config, out: &Output) -> anyhow::Result<()> {
 }
 
 pub fn gc(config: &Config, out: &Output) -> anyhow::Result<()> {
-    let memory = open(config)?;
-    memory.flush()?;
+    let pruned = open(config)?.gc()?;
     if out.json {
-        return out.json_value(&serde_json::json!({ "ok": true }));
+        return out.json_value(&serde_json::json!({ "index_log_entries_pruned": pruned }));
     }
-    println!("indexes saved");
+    println!("indexes saved; {pruned} change-log entries pruned");
     Ok(())
 }
 

@@ -73,7 +73,7 @@ enum Command {
     Stats,
     /// Re-embed every memory with the configured embedder.
     Reindex,
-    /// Save derived indexes (makes the next open faster; never needed for safety).
+    /// Save derived indexes and prune the change log they no longer need.
     Gc,
     /// A scripted run on the embedded default: stores memories for two users and searches them.
     Demo,

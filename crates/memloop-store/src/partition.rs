@@ -32,11 +32,27 @@ struct Sidecar {
     model_id: String,
 }
 
+/// The last seq ever given to an index_log entry (it survives pruning).
 fn max_seq(conn: &Connection) -> Result<i64> {
-    conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM index_log", [], |r| {
-        r.get(0)
-    })
+    conn.query_row(
+        "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'index_log'), 0)",
+        [],
+        |r| r.get(0),
+    )
     .map_err(sql_err)
+}
+
+/// Entries up to this seq have been pruned: an index older than it must reload.
+fn log_floor(conn: &Connection) -> Result<i64> {
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'index_log_floor'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql_err)?;
+    Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
 }
 
 /// Where a partition's HNSW index is saved: named by a hash, never by user ids.
@@ -67,6 +83,10 @@ impl EmbeddedStore {
         };
         let latest = max_seq(&conn)?;
         let mut p = lock(&part);
+        if p.applied_seq < log_floor(&conn)? {
+            // The log was pruned past this index (gc in another process): start over.
+            *p = self.load_partition(&conn, partition)?;
+        }
         if latest > p.applied_seq {
             let from = p.applied_seq;
             self.apply_log(&conn, &mut p, partition, from)?;
@@ -111,7 +131,10 @@ impl EmbeddedStore {
         }
         let count = keywords.len();
         if count >= self.options.ann_threshold {
-            if let Some((vectors, saved_seq)) = self.restore_ann(partition) {
+            let floor = log_floor(conn)?;
+            if let Some((vectors, saved_seq)) =
+                self.restore_ann(partition).filter(|(_, seq)| *seq >= floor)
+            {
                 // Bring the saved graph up to date with what was committed after it was saved.
                 let mut part = PartitionIndex {
                     vectors,
@@ -263,6 +286,43 @@ impl EmbeddedStore {
             p.saved_seq = p.applied_seq;
         }
         Ok(())
+    }
+
+    /// Saves the HNSW indexes, then deletes the index_log entries that no
+    /// saved index needs any more. Returns how many entries were deleted.
+    pub fn compact_log(&self) -> Result<usize> {
+        self.flush()?;
+        let mut floor = {
+            let conn = self.conn();
+            max_seq(&conn)?
+        };
+        // Every saved HNSW index (of this process or another) must still be able to catch up.
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("index")) {
+            for e in entries.flatten() {
+                if e.path().extension().is_some_and(|x| x == "json") {
+                    let sidecar = std::fs::read(e.path())
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<Sidecar>(&b).ok());
+                    if let Some(s) = sidecar {
+                        floor = floor.min(s.seq);
+                    }
+                }
+            }
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let floor = floor.max(log_floor(&tx)?);
+        let deleted = tx
+            .execute("DELETE FROM index_log WHERE seq <= ?1", [floor])
+            .map_err(sql_err)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('index_log_floor', ?1) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [floor.to_string()],
+        )
+        .map_err(sql_err)?;
+        tx.commit().map_err(sql_err)?;
+        Ok(deleted)
     }
 
     /// Drops a partition's in-memory and saved indexes (after forget or reindex).

@@ -189,6 +189,12 @@ impl Memory {
         self.store.flush()
     }
 
+    /// Saves derived indexes and prunes the change log they no longer need.
+    /// Returns the number of log entries deleted.
+    pub fn gc(&self) -> Result<usize> {
+        self.store.compact_log()
+    }
+
     /// The underlying store, for bulk paths that bring their own vectors.
     pub fn store(&self) -> &EmbeddedStore {
         &self.store

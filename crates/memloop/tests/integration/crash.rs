@@ -131,12 +131,20 @@ fn acknowledged_writes_survive_sigkill() {
             .get(id)
             .unwrap_or_else(|e| panic!("acknowledged write {id} ({text}) lost: {e}"));
         assert_eq!(&rec.text, text);
-        assert_eq!(
-            rec.valid_until.is_some(),
-            deleted.contains(id),
-            "{id} delete state"
-        );
+        // An acknowledged delete is there; a delete killed before its
+        // acknowledgement may or may not have committed.
+        if deleted.contains(id) {
+            assert!(
+                rec.valid_until.is_some(),
+                "acknowledged delete of {id} lost"
+            );
+        }
     }
+    let deleted_count = acked
+        .iter()
+        .filter(|(id, _)| m.get(id).unwrap().valid_until.is_some())
+        .count();
+    assert!(deleted_count >= deleted.len());
     let current = m
         .list(&ListQuery {
             scope: Scope::user("crash"),

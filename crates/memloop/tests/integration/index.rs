@@ -99,6 +99,43 @@ fn another_handle_sees_commits() {
         .all(|h| h.record.id != id));
 }
 
+#[test]
+fn gc_prunes_the_log_and_stale_handles_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = Scope::user("u");
+    let a = open(dir.path());
+    let b = open(dir.path());
+    a.add(&u, NewMemory::text("The boat is moored at pier 4"))
+        .unwrap();
+    assert_eq!(
+        b.search(&SearchQuery::new(u.clone(), "boat pier"))
+            .unwrap()
+            .len(),
+        1
+    );
+    a.add(&u, NewMemory::text("The spare key is under the blue pot"))
+        .unwrap();
+    let pruned = a.gc().unwrap();
+    assert_eq!(pruned, 2, "no HNSW index is saved, so every entry goes");
+    assert_eq!(a.gc().unwrap(), 0);
+    // b's index predates the pruned entries: it must reload, not miss the key.
+    let hits = b
+        .search(&SearchQuery::new(u.clone(), "where is the spare key"))
+        .unwrap();
+    assert_eq!(hits[0].record.text, "The spare key is under the blue pot");
+    // Writes after gc still reach every handle.
+    let id = a
+        .add(&u, NewMemory::text("The gate code is 4471"))
+        .unwrap()
+        .id;
+    assert_eq!(
+        b.search(&SearchQuery::new(u, "gate code")).unwrap()[0]
+            .record
+            .id,
+        id
+    );
+}
+
 /// A second model identity over the same vectors, to test the mismatch guard.
 struct Renamed(std::sync::Arc<dyn Embedder>);
 
