@@ -43,6 +43,9 @@ pub struct EvalArgs {
     /// Only the first N conversations.
     #[arg(long)]
     limit: Option<usize>,
+    /// Write every question's evidence and top-10 turns (default method) to this JSONL file.
+    #[arg(long)]
+    details: Option<PathBuf>,
     /// Also write the conversations in the generic format to this file.
     #[arg(long)]
     write_jsonl: Option<PathBuf>,
@@ -87,6 +90,8 @@ const METHODS: [Method; 3] = [
 
 /// What one method returned for one question.
 struct Answer {
+    conversation: String,
+    question: String,
     category: Option<u32>,
     ranked: Vec<String>,
     evidence: HashSet<String>,
@@ -154,6 +159,20 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         "questions_without_evidence": skips.questions_without_evidence,
     });
     report["elapsed_s"] = json!(started.elapsed().as_secs_f64());
+    if let Some(path) = &args.details {
+        let lines: Vec<String> = answers[0]
+            .iter()
+            .map(|a| {
+                let mut evidence: Vec<&String> = a.evidence.iter().collect();
+                evidence.sort();
+                json!({"conversation": a.conversation, "question": a.question, "category": a.category,
+                    "evidence": evidence, "top10": a.ranked.iter().take(10).collect::<Vec<_>>(),
+                    "recall_at_10": recall_at(&a.ranked, &a.evidence, 10)})
+                .to_string()
+            })
+            .collect();
+        std::fs::write(path, lines.join("\n") + "\n")?;
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)?;
         std::fs::write(
@@ -283,6 +302,8 @@ fn ask(
                 })
                 .collect();
             answers[m].push(Answer {
+                conversation: conv.id.clone(),
+                question: q.question.clone(),
                 category: q.category,
                 ranked,
                 evidence: evidence.clone(),
