@@ -219,6 +219,9 @@ pub struct SignalScores {
     pub bm25_rank: Option<usize>,
     /// The fused score before normalisation.
     pub fused: f32,
+    /// Added because the query names who said this memory (0 otherwise).
+    #[serde(default)]
+    pub speaker_boost: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

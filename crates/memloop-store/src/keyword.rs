@@ -19,6 +19,8 @@ pub struct KeywordIndex {
     /// Per slot: its distinct term ids (for removal) and its weighted length.
     slot_docs: Vec<(Vec<u32>, f32)>,
     free_slots: Vec<u32>,
+    /// Per slot: the lower-cased words of who said it (episodes), for the speaker match.
+    slot_speakers: Vec<Vec<String>>,
     slots: HashMap<i64, u32>,
     total_len: f64,
 }
@@ -30,7 +32,20 @@ impl KeywordIndex {
 
     /// Indexes a document: its own terms count 1 each, its context terms
     /// `context_weight` each (a BM25F-style field weight).
+    #[cfg(test)]
     pub fn insert(&mut self, row: i64, terms: &[String], context: &[String], context_weight: f32) {
+        self.insert_with_speaker(row, terms, context, context_weight, None);
+    }
+
+    /// As `insert`, recording who said the text.
+    pub fn insert_with_speaker(
+        &mut self,
+        row: i64,
+        terms: &[String],
+        context: &[String],
+        context_weight: f32,
+        speaker: Option<&str>,
+    ) {
         self.remove(row);
         let mut counts: HashMap<u32, f32> = HashMap::new();
         let weighted = terms
@@ -52,6 +67,7 @@ impl KeywordIndex {
             None => {
                 self.slot_rows.push(None);
                 self.slot_docs.push((Vec::new(), 0.0));
+                self.slot_speakers.push(Vec::new());
                 (self.slot_rows.len() - 1) as u32
             }
         };
@@ -61,6 +77,15 @@ impl KeywordIndex {
         self.total_len += f64::from(len);
         self.slot_rows[slot as usize] = Some(row);
         self.slot_docs[slot as usize] = (counts.keys().copied().collect(), len);
+        self.slot_speakers[slot as usize] = speaker
+            .map(|s| {
+                s.to_lowercase()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| w.chars().count() >= 3)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
         self.slots.insert(row, slot);
     }
 
@@ -76,7 +101,17 @@ impl KeywordIndex {
         }
         self.total_len = (self.total_len - f64::from(len)).max(0.0);
         self.slot_rows[slot as usize] = None;
+        self.slot_speakers[slot as usize].clear();
         self.free_slots.push(slot);
+    }
+
+    /// True when one of `words` (lower case) names who said this row's text.
+    pub fn spoken_by_any(&self, row: i64, words: &std::collections::HashSet<String>) -> bool {
+        self.slots.get(&row).is_some_and(|&s| {
+            self.slot_speakers[s as usize]
+                .iter()
+                .any(|w| words.contains(w))
+        })
     }
 
     /// The `limit` best rows for the query terms by BM25, best first.

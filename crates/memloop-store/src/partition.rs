@@ -14,7 +14,15 @@ use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, sql_err, EmbeddedStore};
 
-type CurrentRow = (String, Vec<f32>, Option<String>);
+/// Text, vector, context and speaker of a current row.
+type CurrentRow = (String, Vec<f32>, Option<String>, Option<String>);
+
+/// Who said a memory: its metadata's `speaker`, when it has one.
+fn speaker_of(metadata: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(metadata)
+        .ok()
+        .and_then(|m| m.get("speaker").and_then(|s| s.as_str()).map(String::from))
+}
 
 pub struct PartitionIndex {
     pub vectors: VectorIndex,
@@ -113,7 +121,7 @@ impl EmbeddedStore {
         let mut keywords = KeywordIndex::default();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT row, text, context FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+                "SELECT row, text, context, metadata FROM memories WHERE partition = ?1 AND valid_until IS NULL",
             )
             .map_err(sql_err)?;
         let rows = stmt
@@ -122,12 +130,20 @@ impl EmbeddedStore {
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
                 ))
             })
             .map_err(sql_err)?;
         for row in rows {
-            let (row, text, context) = row.map_err(sql_err)?;
-            self.index_keywords(&mut keywords, row, &text, context.as_deref());
+            let (row, text, context, metadata) = row.map_err(sql_err)?;
+            let speaker = speaker_of(&metadata);
+            self.index_keywords(
+                &mut keywords,
+                row,
+                &text,
+                context.as_deref(),
+                speaker.as_deref(),
+            );
         }
         let count = keywords.len();
         if count >= self.options.ann_threshold {
@@ -193,7 +209,7 @@ impl EmbeddedStore {
     /// The current text, vector and context of a row, None when it is gone or superseded.
     fn current_row(conn: &Connection, row: i64) -> Result<Option<CurrentRow>> {
         conn.prepare_cached(
-            "SELECT text, embedding, context FROM memories WHERE row = ?1 AND valid_until IS NULL",
+            "SELECT text, embedding, context, metadata FROM memories WHERE row = ?1 AND valid_until IS NULL",
         )
         .map_err(sql_err)?
         .query_row([row], |r| {
@@ -201,6 +217,7 @@ impl EmbeddedStore {
                 r.get::<_, String>(0)?,
                 blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
                 r.get::<_, Option<String>>(2)?,
+                speaker_of(&r.get::<_, String>(3)?),
             ))
         })
         .optional()
@@ -217,9 +234,15 @@ impl EmbeddedStore {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
             p.keywords.remove(row);
-            if let Some((text, v, context)) = Self::current_row(conn, row)? {
+            if let Some((text, v, context, speaker)) = Self::current_row(conn, row)? {
                 p.vectors.insert(row, &v)?;
-                self.index_keywords(&mut p.keywords, row, &text, context.as_deref());
+                self.index_keywords(
+                    &mut p.keywords,
+                    row,
+                    &text,
+                    context.as_deref(),
+                    speaker.as_deref(),
+                );
             }
         }
         Ok(())
@@ -234,7 +257,7 @@ impl EmbeddedStore {
     ) -> Result<()> {
         for row in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
-            if let Some((_, v, _)) = Self::current_row(conn, row)? {
+            if let Some((_, v, _, _)) = Self::current_row(conn, row)? {
                 p.vectors.insert(row, &v)?;
             }
         }
@@ -333,13 +356,21 @@ impl EmbeddedStore {
         let _ = std::fs::remove_file(b);
     }
 
-    fn index_keywords(&self, k: &mut KeywordIndex, row: i64, text: &str, context: Option<&str>) {
+    fn index_keywords(
+        &self,
+        k: &mut KeywordIndex,
+        row: i64,
+        text: &str,
+        context: Option<&str>,
+        speaker: Option<&str>,
+    ) {
         let context_terms = context.map(|c| self.analyzer.terms(c)).unwrap_or_default();
-        k.insert(
+        k.insert_with_speaker(
             row,
             &self.analyzer.terms(text),
             &context_terms,
             self.options.context_weight,
+            speaker,
         );
     }
 

@@ -55,6 +55,9 @@ pub struct EvalArgs {
     /// Fusion weight of the keyword signal in the default method (default: the search default).
     #[arg(long)]
     keyword_weight: Option<f32>,
+    /// Score added to turns spoken by a person the question names (default: the search default, off).
+    #[arg(long)]
+    speaker_boost: Option<f32>,
     /// Turns before and after each turn indexed with it as keyword context.
     #[arg(long, default_value_t = EPISODE_CONTEXT_TURNS)]
     context: usize,
@@ -133,6 +136,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         let weights = (
             args.vector_weight.unwrap_or(defaults.vector_weight),
             args.keyword_weight.unwrap_or(defaults.keyword_weight),
+            args.speaker_boost.unwrap_or(defaults.speaker_boost),
         );
         ask(
             out,
@@ -256,7 +260,7 @@ fn ask(
     memory: &Memory,
     embedder: &MiniLmEmbedder,
     conv: &Conversation,
-    weights: (f32, f32),
+    weights: (f32, f32, f32),
     answers: &mut [Vec<Answer>],
     latencies: &mut Vec<f64>,
 ) -> anyhow::Result<()> {
@@ -278,10 +282,11 @@ fn ask(
         for (m, method) in METHODS.iter().enumerate() {
             let mut sq = SearchQuery::new(scope(conv), q.question.clone());
             sq.top_k = top;
-            (sq.vector_weight, sq.keyword_weight) = if m == 0 {
+            // The baselines are the pure signals: no speaker boost.
+            (sq.vector_weight, sq.keyword_weight, sq.speaker_boost) = if m == 0 {
                 weights
             } else {
-                (method.vector_weight, method.keyword_weight)
+                (method.vector_weight, method.keyword_weight, 0.0)
             };
             let t = Instant::now();
             let hits = memory.search_by_vector(&sq, &vector)?;

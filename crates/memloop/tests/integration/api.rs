@@ -300,3 +300,42 @@ fn update_metadata_only_keeps_text() {
     assert_eq!(r.text, "likes green tea");
     assert_eq!(r.metadata["source"], "chat");
 }
+
+#[test]
+fn speaker_boost_prefers_what_the_named_person_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path());
+    let u = Scope::user("chat");
+    let said_by = |who: &str, text: &str| {
+        NewMemory::text(text)
+            .kind(Kind::Episode)
+            .metadata(json!({"speaker": who}))
+    };
+    m.add(
+        &u,
+        said_by("Caroline", "Thanks Melanie, the pottery class sounds fun"),
+    )
+    .unwrap();
+    m.add(
+        &u,
+        said_by("Melanie", "I signed up for a pottery class yesterday"),
+    )
+    .unwrap();
+    let mut q = SearchQuery::new(u.clone(), "What class did Melanie sign up for pottery?");
+    q.speaker_boost = 0.0;
+    let plain = m.search(&q).unwrap();
+    assert!(plain.iter().all(|h| h.scores.speaker_boost == 0.0));
+    q.speaker_boost = 0.5;
+    let boosted = m.search(&q).unwrap();
+    assert_eq!(
+        boosted[0].record.text,
+        "I signed up for a pottery class yesterday"
+    );
+    assert_eq!(boosted[0].scores.speaker_boost, 0.5);
+    assert!(boosted.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    let other = boosted
+        .iter()
+        .find(|h| h.record.text.starts_with("Thanks"))
+        .unwrap();
+    assert_eq!(other.scores.speaker_boost, 0.0);
+}
