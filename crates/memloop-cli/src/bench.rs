@@ -46,8 +46,12 @@ pub struct BenchArgs {
     work_dir: Option<PathBuf>,
 }
 
+/// A progress bar on stderr for a long phase; none with --json, whose
+/// callers are programs (stdout stays one JSON document either way).
 pub fn progress_bar(out: &Output, len: u64, label: &str) -> ProgressBar {
-    let _ = out;
+    if out.json {
+        return ProgressBar::hidden();
+    }
     let bar = ProgressBar::new(len);
     if let Ok(style) =
         ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")

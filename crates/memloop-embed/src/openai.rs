@@ -91,7 +91,8 @@ impl OpenAiEmbedder {
                         return Err(Error::RemoteRejected(msg));
                     }
                 }
-                Err(e) => Error::Remote(format!("{url}: {e}")),
+                // ureq's transport errors already name the URL.
+                Err(e) => Error::Remote(e.to_string()),
             };
             if attempt >= self.cfg.max_retries {
                 return Err(retryable);
