@@ -6,6 +6,7 @@ mod corpus;
 mod demo;
 mod eval;
 mod output;
+mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,6 +80,8 @@ enum Command {
     Demo,
     /// Speed figures: embedding, add, import, search, recall, open time, memory.
     Bench(bench::BenchArgs),
+    /// Inspect and edit a shared short-term buffer (--short-term redis://…).
+    Session(session::SessionArgs),
     /// Retrieval quality on long conversations (LoCoMo, or the generic JSONL format).
     #[command(subcommand)]
     Eval(eval::EvalCommand),
@@ -193,5 +196,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo => demo::run(&config, &out),
         Command::Bench(a) => bench::run(&config, &out, a),
         Command::Eval(c) => eval::run(&config, &out, c),
+        Command::Session(a) => session::run(&out, a),
     }
 }

@@ -6,6 +6,7 @@ pub mod filter;
 pub mod fusion;
 mod record;
 mod scope;
+pub mod short_term;
 pub mod text;
 pub mod time;
 mod traits;

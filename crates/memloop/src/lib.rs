@@ -22,8 +22,8 @@ pub use config::{default_data_dir, Config, EmbedderConfig};
 pub use memory::Memory;
 
 pub use memloop_core::{
-    filter, now_millis, text, time, Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter,
-    HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit,
+    filter, now_millis, short_term, text, time, Embedder, EmbedderInfo, Error, ErrorClass, Event,
+    Filter, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit,
     SignalScores, WriteResult, MAX_TEXT_BYTES,
 };
 pub use memloop_embed::{MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};

@@ -1,0 +1,85 @@
+//! `memloop session append|show|clear`: inspect and edit a short-term buffer.
+//! The in-process buffer lives and dies with one process, so these commands
+//! work on a shared backend: `--short-term redis://…`.
+
+use clap::{Args, Subcommand};
+use memloop::short_term::{ShortTermStore, Turn};
+use memloop::{Error, Scope};
+use memloop_shortterm::RedisBuffer;
+
+use crate::output::Output;
+
+#[derive(Args)]
+pub struct SessionArgs {
+    /// The shared short-term buffer, e.g. redis://127.0.0.1:6379.
+    #[arg(long, global = true, env = "MEMLOOP_SHORT_TERM")]
+    short_term: Option<String>,
+    /// Seconds an idle session is kept (0: forever).
+    #[arg(long, global = true, default_value_t = 86_400)]
+    ttl_secs: u64,
+    #[command(subcommand)]
+    command: SessionCommand,
+}
+
+#[derive(Subcommand)]
+enum SessionCommand {
+    /// Append one turn.
+    Append {
+        #[arg(long)]
+        session: String,
+        #[arg(long, default_value = "user")]
+        role: String,
+        text: Vec<String>,
+    },
+    /// Print a session's turns, oldest first.
+    Show {
+        #[arg(long)]
+        session: String,
+    },
+    /// Forget a session's turns.
+    Clear {
+        #[arg(long)]
+        session: String,
+    },
+}
+
+pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
+    let Some(url) = a.short_term.as_deref() else {
+        return Err(Error::invalid(
+            "the in-process short-term buffer lives inside one process: pass --short-term redis://HOST:PORT (or MEMLOOP_SHORT_TERM) to work on a shared one",
+        )
+        .into());
+    };
+    let buffer = RedisBuffer::connect(url, a.ttl_secs)?;
+    let tenant = Scope::DEFAULT_TENANT;
+    match a.command {
+        SessionCommand::Append {
+            session,
+            role,
+            text,
+        } => {
+            let len = buffer.append(tenant, &session, &[Turn::new(role, text.join(" "))])?;
+            if out.json {
+                return out.json_value(&serde_json::json!({"session": session, "turns": len}));
+            }
+            println!("session {session}: {len} turns");
+        }
+        SessionCommand::Show { session } => {
+            let turns = buffer.read(tenant, &session)?;
+            if out.json {
+                return out.json_value(&serde_json::json!({ "turns": turns }));
+            }
+            for t in &turns {
+                println!("{:<9} {}", t.role, t.content);
+            }
+        }
+        SessionCommand::Clear { session } => {
+            buffer.clear(tenant, &session)?;
+            if out.json {
+                return out.json_value(&serde_json::json!({"session": session, "cleared": true}));
+            }
+            println!("session {session} cleared");
+        }
+    }
+    Ok(())
+}

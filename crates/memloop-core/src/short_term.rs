@@ -1,0 +1,107 @@
+//! The short-term buffer's contract: the turns of one session, in order,
+//! shared by whoever holds the same backend. Backends live in memloop-shortterm.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// One message of a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// user, assistant, system or tool.
+    pub role: String,
+    pub content: String,
+    /// When it was appended.
+    #[serde(with = "crate::time::millis")]
+    pub at: i64,
+}
+
+impl Turn {
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Turn {
+        Turn {
+            role: role.into(),
+            content: content.into(),
+            at: crate::now_millis(),
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if !matches!(self.role.as_str(), "user" | "assistant" | "system" | "tool") {
+            return Err(Error::invalid(format!(
+                "unknown role {:?}: use user, assistant, system or tool",
+                self.role
+            )));
+        }
+        crate::text::validate_text(&self.content)
+    }
+}
+
+/// Where a session's turns are kept. Appends are atomic: turns appended at
+/// the same time by several processes are all kept, each call's turns together.
+pub trait ShortTermStore: Send + Sync {
+    /// Appends turns to a session; returns the session's length after it.
+    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize>;
+    /// Every turn of a session, oldest first (empty for an unknown session).
+    fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>>;
+    /// Forgets a session.
+    fn clear(&self, tenant: &str, session: &str) -> Result<()>;
+}
+
+/// Checks a session id: non-empty, at most 256 bytes, no control characters.
+pub fn validate_session(session: &str) -> Result<()> {
+    if session.trim().is_empty() || session.len() > 256 || session.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "the session id must be 1 to 256 bytes without control characters: pass --session ID",
+        ));
+    }
+    Ok(())
+}
+
+/// The newest turns whose tokens fit `budget`, oldest first. A turn that
+/// does not fit ends the window: the buffer never skips a turn in the middle.
+pub fn fit_to_budget(turns: &[Turn], budget: usize, count: impl Fn(&str) -> usize) -> &[Turn] {
+    let mut used = 0;
+    let mut start = turns.len();
+    while start > 0 {
+        let t = count(&turns[start - 1].content);
+        if used + t > budget {
+            break;
+        }
+        used += t;
+        start -= 1;
+    }
+    &turns[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> usize {
+        s.split_whitespace().count()
+    }
+
+    #[test]
+    fn budget_keeps_the_newest_contiguous_turns() {
+        let turns: Vec<Turn> = ["one two three", "four", "five six", "seven"]
+            .iter()
+            .map(|t| Turn::new("user", *t))
+            .collect();
+        let kept = fit_to_budget(&turns, 3, words);
+        assert_eq!(
+            kept.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
+            vec!["five six", "seven"]
+        );
+        assert!(fit_to_budget(&turns, 0, words).is_empty());
+        assert_eq!(fit_to_budget(&turns, 100, words).len(), 4);
+    }
+
+    #[test]
+    fn bad_turns_and_sessions_are_refused() {
+        assert!(Turn::new("robot", "x").validate().is_err());
+        assert!(Turn::new("user", " ").validate().is_err());
+        assert!(validate_session("").is_err());
+        assert!(validate_session("a\nb").is_err());
+        assert!(validate_session("s-1").is_ok());
+    }
+}

@@ -1,0 +1,101 @@
+//! Short-term buffer backends: [`InProcessBuffer`] (the default: one
+//! process, nothing persisted) and [`RedisBuffer`] (shared by every agent
+//! process on the same session, surviving their restarts, idle sessions
+//! expiring by TTL).
+
+mod redis_buffer;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use memloop_core::short_term::{validate_session, ShortTermStore, Turn};
+use memloop_core::Result;
+
+pub use redis_buffer::RedisBuffer;
+
+/// Sessions in this process's memory.
+#[derive(Default)]
+pub struct InProcessBuffer {
+    sessions: Mutex<HashMap<(String, String), Vec<Turn>>>,
+}
+
+impl InProcessBuffer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn check(session: &str, turns: &[Turn]) -> Result<()> {
+    validate_session(session)?;
+    turns.iter().try_for_each(Turn::validate)
+}
+
+impl ShortTermStore for InProcessBuffer {
+    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize> {
+        check(session, turns)?;
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let list = map
+            .entry((tenant.to_string(), session.to_string()))
+            .or_default();
+        list.extend_from_slice(turns);
+        Ok(list.len())
+    }
+
+    fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {
+        validate_session(session)?;
+        let map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map
+            .get(&(tenant.to_string(), session.to_string()))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn clear(&self, tenant: &str, session: &str) -> Result<()> {
+        validate_session(session)?;
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(&(tenant.to_string(), session.to_string()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_process_keeps_order_and_separates_sessions_and_tenants() {
+        let b = InProcessBuffer::new();
+        b.append(
+            "t",
+            "s1",
+            &[Turn::new("user", "hi"), Turn::new("assistant", "hello")],
+        )
+        .unwrap();
+        assert_eq!(b.append("t", "s1", &[Turn::new("user", "bye")]).unwrap(), 3);
+        b.append("t2", "s1", &[Turn::new("user", "other tenant")])
+            .unwrap();
+        let got: Vec<String> = b
+            .read("t", "s1")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.content)
+            .collect();
+        assert_eq!(got, vec!["hi", "hello", "bye"]);
+        assert!(b.read("t", "s2").unwrap().is_empty());
+        assert!(b
+            .append(
+                "t",
+                "s1",
+                &[Turn::new("user", "ok"), Turn::new("nobody", "x")]
+            )
+            .is_err());
+        assert_eq!(
+            b.read("t", "s1").unwrap().len(),
+            3,
+            "a bad batch appends nothing"
+        );
+        b.clear("t", "s1").unwrap();
+        assert!(b.read("t", "s1").unwrap().is_empty());
+        assert_eq!(b.read("t2", "s1").unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,123 @@
+//! The Redis backend: a session is a list of JSON turns under
+//! `{prefix}:{tenant}:{session}`. RPUSH and EXPIRE run in one MULTI/EXEC, so
+//! concurrent appends from several processes interleave whole calls and lose
+//! nothing, and a session idle for the TTL disappears.
+
+use std::sync::Mutex;
+
+use memloop_core::short_term::{validate_session, ShortTermStore, Turn};
+use memloop_core::{Error, Result};
+
+pub struct RedisBuffer {
+    client: redis::Client,
+    conn: Mutex<Option<redis::Connection>>,
+    prefix: String,
+    ttl_secs: u64,
+}
+
+fn redis_err(e: redis::RedisError) -> Error {
+    if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
+        Error::Remote(format!("redis: {e}"))
+    } else {
+        Error::Storage(format!("redis: {e}"))
+    }
+}
+
+impl RedisBuffer {
+    /// Connects to `url` (`redis://host:port/db`). Sessions expire after
+    /// `ttl_secs` without an append (0: never).
+    pub fn connect(url: &str, ttl_secs: u64) -> Result<RedisBuffer> {
+        let client = redis::Client::open(url).map_err(|e| {
+            Error::invalid(format!(
+                "{url:?} is not a Redis URL ({e}): use redis://host:port"
+            ))
+        })?;
+        let conn = client.get_connection().map_err(redis_err)?;
+        Ok(RedisBuffer {
+            client,
+            conn: Mutex::new(Some(conn)),
+            prefix: "memloop:st".into(),
+            ttl_secs,
+        })
+    }
+
+    /// Keys under another prefix (tests, or several deployments on one Redis).
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    fn key(&self, tenant: &str, session: &str) -> String {
+        format!("{}:{}:{}", self.prefix, tenant, session)
+    }
+
+    /// Runs `f` on the connection, reconnecting once if it was dropped.
+    fn with_conn<T>(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        for attempt in 0..2 {
+            if guard.is_none() {
+                *guard = Some(self.client.get_connection().map_err(redis_err)?);
+            }
+            let Some(conn) = guard.as_mut() else { continue };
+            match f(conn) {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => {
+                    *guard = None
+                }
+                Err(e) => return Err(redis_err(e)),
+            }
+        }
+        Err(Error::Remote("redis: the connection dropped twice".into()))
+    }
+}
+
+impl ShortTermStore for RedisBuffer {
+    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize> {
+        validate_session(session)?;
+        turns.iter().try_for_each(Turn::validate)?;
+        if turns.is_empty() {
+            return Ok(self.read(tenant, session)?.len());
+        }
+        let values = turns
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let key = self.key(tenant, session);
+        self.with_conn(|c| {
+            let mut pipe = redis::pipe();
+            pipe.atomic().cmd("RPUSH").arg(&key).arg(&values);
+            if self.ttl_secs > 0 {
+                pipe.cmd("EXPIRE").arg(&key).arg(self.ttl_secs).ignore();
+            }
+            let (len,): (usize,) = pipe.query(c)?;
+            Ok(len)
+        })
+    }
+
+    fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {
+        validate_session(session)?;
+        let key = self.key(tenant, session);
+        let raw: Vec<String> =
+            self.with_conn(|c| redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(c))?;
+        raw.iter()
+            .map(|s| {
+                serde_json::from_str(s).map_err(|e| {
+                    Error::Storage(format!(
+                        "redis key {key} holds a turn that is not memloop's JSON: {e}"
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    fn clear(&self, tenant: &str, session: &str) -> Result<()> {
+        validate_session(session)?;
+        let key = self.key(tenant, session);
+        self.with_conn(|c| redis::cmd("DEL").arg(&key).query::<i64>(c))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+//! The Redis backend against the real Redis on this machine
+//! (MEMLOOP_TEST_REDIS, default redis://127.0.0.1:6379).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Stdio};
+
+use memloop_core::short_term::{ShortTermStore, Turn};
+use memloop_shortterm::RedisBuffer;
+
+fn url() -> String {
+    std::env::var("MEMLOOP_TEST_REDIS").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+fn buffer(prefix: &str, ttl: u64) -> RedisBuffer {
+    RedisBuffer::connect(&url(), ttl)
+        .expect("Redis must run on 127.0.0.1:6379")
+        .with_prefix(prefix)
+}
+
+fn fresh_prefix() -> String {
+    format!("memloop-test:{}", uuid::Uuid::now_v7())
+}
+
+#[test]
+fn append_read_clear_and_isolation() {
+    let p = fresh_prefix();
+    let b = buffer(&p, 600);
+    assert!(b.read("t", "s").unwrap().is_empty());
+    assert_eq!(
+        b.append(
+            "t",
+            "s",
+            &[
+                Turn::new("user", "I live in Paris"),
+                Turn::new("assistant", "Noted")
+            ]
+        )
+        .unwrap(),
+        2
+    );
+    b.append("other", "s", &[Turn::new("user", "another tenant")])
+        .unwrap();
+    // A second handle (another agent instance) sees the same session.
+    let again = buffer(&p, 600);
+    let got = again.read("t", "s").unwrap();
+    assert_eq!(
+        got.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
+        vec!["I live in Paris", "Noted"]
+    );
+    assert_eq!(got[0].role, "user");
+    // A bad turn anywhere in the batch appends nothing.
+    assert!(b
+        .append(
+            "t",
+            "s",
+            &[Turn::new("user", "fine"), Turn::new("user", "")]
+        )
+        .is_err());
+    assert_eq!(b.read("t", "s").unwrap().len(), 2);
+    b.clear("t", "s").unwrap();
+    assert!(again.read("t", "s").unwrap().is_empty());
+    assert_eq!(b.read("other", "s").unwrap().len(), 1);
+    b.clear("other", "s").unwrap();
+}
+
+#[test]
+fn idle_sessions_expire() {
+    let p = fresh_prefix();
+    let b = buffer(&p, 1);
+    b.append("t", "s", &[Turn::new("user", "short-lived")])
+        .unwrap();
+    let client = redis::Client::open(url()).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(format!("{p}:t:s"))
+        .query(&mut c)
+        .unwrap();
+    assert!((0..=1).contains(&ttl), "ttl {ttl}");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert!(b.read("t", "s").unwrap().is_empty());
+}
+
+#[test]
+fn bad_url_and_unreachable_server_are_clear_errors() {
+    let err = RedisBuffer::connect("not a url", 0).err().unwrap();
+    assert!(matches!(err, memloop_core::Error::InvalidInput(_)), "{err}");
+    let err = RedisBuffer::connect("redis://127.0.0.1:1", 0)
+        .err()
+        .unwrap();
+    assert_eq!(err.class(), memloop_core::ErrorClass::Transient, "{err}");
+}
+
+const CHILD_ENV: &str = "MEMLOOP_REDIS_APPENDER";
+const PER_PROCESS: usize = 150;
+
+/// Runs only when re-executed by the test below: appends numbered turns one by one.
+#[test]
+fn appender_child() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let (prefix, name) = spec.split_once('|').unwrap();
+    let b = buffer(prefix, 600);
+    for i in 0..PER_PROCESS {
+        b.append("t", "shared", &[Turn::new("user", format!("{name} {i}"))])
+            .unwrap();
+    }
+}
+
+#[test]
+fn two_processes_appending_at_once_lose_nothing() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let p = fresh_prefix();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            Command::new(&exe)
+                .args(["--exact", "appender_child", "--test-threads", "1"])
+                .env(CHILD_ENV, format!("{p}|{name}"))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let b = buffer(&p, 600);
+    let turns = b.read("t", "shared").unwrap();
+    assert_eq!(turns.len(), 2 * PER_PROCESS);
+    for name in ["a", "b"] {
+        let mine: Vec<usize> = turns
+            .iter()
+            .filter_map(|t| {
+                t.content
+                    .strip_prefix(&format!("{name} "))
+                    .map(|n| n.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            mine,
+            (0..PER_PROCESS).collect::<Vec<_>>(),
+            "{name}'s turns in order, none lost"
+        );
+    }
+    b.clear("t", "shared").unwrap();
+}
