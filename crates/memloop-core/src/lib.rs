@@ -4,6 +4,7 @@
 mod error;
 pub mod filter;
 pub mod fusion;
+pub mod llm;
 mod record;
 mod scope;
 pub mod short_term;
@@ -13,6 +14,7 @@ mod traits;
 
 pub use error::{Error, ErrorClass, Result};
 pub use filter::Filter;
+pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
     Event, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, SearchHit, SignalScores,
     WriteResult,
