@@ -36,6 +36,15 @@ impl Turn {
     }
 }
 
+/// A rolling summary of a session's oldest turns, folded in as they leave
+/// the prompt window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub text: String,
+    /// How many of the session's first turns it covers.
+    pub covers: usize,
+}
+
 /// Where a session's turns are kept. Appends are atomic: turns appended at
 /// the same time by several processes are all kept, each call's turns together.
 pub trait ShortTermStore: Send + Sync {
@@ -43,8 +52,13 @@ pub trait ShortTermStore: Send + Sync {
     fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize>;
     /// Every turn of a session, oldest first (empty for an unknown session).
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>>;
-    /// Forgets a session.
+    /// Forgets a session, its summary too.
     fn clear(&self, tenant: &str, session: &str) -> Result<()>;
+    /// The session's rolling summary, if one was written.
+    fn summary(&self, tenant: &str, session: &str) -> Result<Option<Summary>>;
+    /// Replaces the summary. A summary covering fewer turns than the stored
+    /// one is ignored, so a slower writer never rolls it back.
+    fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()>;
 }
 
 /// Checks a session id: non-empty, at most 256 bytes, no control characters.

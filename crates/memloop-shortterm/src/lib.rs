@@ -8,7 +8,7 @@ mod redis_buffer;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use memloop_core::short_term::{validate_session, ShortTermStore, Turn};
+use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
 use memloop_core::Result;
 
 pub use redis_buffer::RedisBuffer;
@@ -17,6 +17,7 @@ pub use redis_buffer::RedisBuffer;
 #[derive(Default)]
 pub struct InProcessBuffer {
     sessions: Mutex<HashMap<(String, String), Vec<Turn>>>,
+    summaries: Mutex<HashMap<(String, String), Summary>>,
 }
 
 impl InProcessBuffer {
@@ -54,6 +55,26 @@ impl ShortTermStore for InProcessBuffer {
         validate_session(session)?;
         let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         map.remove(&(tenant.to_string(), session.to_string()));
+        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
+        sums.remove(&(tenant.to_string(), session.to_string()));
+        Ok(())
+    }
+
+    fn summary(&self, tenant: &str, session: &str) -> Result<Option<Summary>> {
+        validate_session(session)?;
+        let sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(sums.get(&(tenant.to_string(), session.to_string())).cloned())
+    }
+
+    fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()> {
+        validate_session(session)?;
+        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = sums
+            .entry((tenant.to_string(), session.to_string()))
+            .or_default();
+        if summary.covers >= slot.covers {
+            *slot = summary.clone();
+        }
         Ok(())
     }
 }
@@ -94,7 +115,11 @@ mod tests {
             3,
             "a bad batch appends nothing"
         );
+        b.set_summary("t", "s1", &Summary { text: "greetings".into(), covers: 2 }).unwrap();
+        b.set_summary("t", "s1", &Summary { text: "older".into(), covers: 1 }).unwrap();
+        assert_eq!(b.summary("t", "s1").unwrap().unwrap().text, "greetings");
         b.clear("t", "s1").unwrap();
+        assert_eq!(b.summary("t", "s1").unwrap(), None);
         assert!(b.read("t", "s1").unwrap().is_empty());
         assert_eq!(b.read("t2", "s1").unwrap().len(), 1);
     }

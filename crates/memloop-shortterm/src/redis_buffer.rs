@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use memloop_core::short_term::{validate_session, ShortTermStore, Turn};
+use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
 use memloop_core::{Error, Result};
 
 pub struct RedisBuffer {
@@ -117,7 +117,50 @@ impl ShortTermStore for RedisBuffer {
     fn clear(&self, tenant: &str, session: &str) -> Result<()> {
         validate_session(session)?;
         let key = self.key(tenant, session);
-        self.with_conn(|c| redis::cmd("DEL").arg(&key).query::<i64>(c))?;
+        let sum = format!("{key}:summary");
+        self.with_conn(|c| redis::cmd("DEL").arg(&key).arg(&sum).query::<i64>(c))?;
+        Ok(())
+    }
+
+    fn summary(&self, tenant: &str, session: &str) -> Result<Option<Summary>> {
+        validate_session(session)?;
+        let key = format!("{}:summary", self.key(tenant, session));
+        let raw: Option<String> = self.with_conn(|c| redis::cmd("GET").arg(&key).query(c))?;
+        raw.map(|s| {
+            serde_json::from_str(&s).map_err(|e| {
+                Error::Storage(format!("redis key {key} is not a memloop summary: {e}"))
+            })
+        })
+        .transpose()
+    }
+
+    fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()> {
+        validate_session(session)?;
+        let key = format!("{}:summary", self.key(tenant, session));
+        let value = serde_json::to_string(summary).map_err(|e| Error::Internal(e.to_string()))?;
+        // Compare and set in one script: concurrent writers never roll the
+        // summary back to one covering fewer turns.
+        let script = redis::Script::new(
+            r#"local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, old = pcall(cjson.decode, cur)
+  if ok and old.covers and old.covers > tonumber(ARGV[2]) then return 0 end
+end
+if tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return 1"#,
+        );
+        self.with_conn(|c| {
+            script
+                .key(&key)
+                .arg(&value)
+                .arg(summary.covers)
+                .arg(self.ttl_secs)
+                .invoke::<i64>(c)
+        })?;
         Ok(())
     }
 }

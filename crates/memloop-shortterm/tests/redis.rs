@@ -148,3 +148,26 @@ fn two_processes_appending_at_once_lose_nothing() {
     }
     b.clear("t", "shared").unwrap();
 }
+
+#[test]
+fn summary_is_shared_never_rolls_back_and_expires_with_the_session() {
+    use memloop_core::short_term::Summary;
+    let p = fresh_prefix();
+    let b = buffer(&p, 600);
+    assert_eq!(b.summary("t", "s").unwrap(), None);
+    let newer = Summary {
+        text: "Alice introduced herself".into(),
+        covers: 4,
+    };
+    b.set_summary("t", "s", &newer).unwrap();
+    // A slower writer folding fewer turns does not overwrite it.
+    let older = Summary {
+        text: "stale".into(),
+        covers: 2,
+    };
+    buffer(&p, 600).set_summary("t", "s", &older).unwrap();
+    assert_eq!(buffer(&p, 600).summary("t", "s").unwrap(), Some(newer));
+    assert_eq!(b.summary("other", "s").unwrap(), None);
+    b.clear("t", "s").unwrap();
+    assert_eq!(b.summary("t", "s").unwrap(), None);
+}
