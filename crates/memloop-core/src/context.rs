@@ -87,7 +87,12 @@ pub fn assemble(
     let lines: Vec<String> = memories.iter().map(memory_line).collect();
 
     // First pass: memories by budget alone, to know what room turns get.
-    let first = pick_memories(&lines, &vec![true; lines.len()], budget.memory_tokens.min(room), count);
+    let first = pick_memories(
+        &lines,
+        &vec![true; lines.len()],
+        budget.memory_tokens.min(room),
+        count,
+    );
     let turns_room = room.saturating_sub(first.1);
     let window = newest_turns(buffer, turns_room, budget.max_turns, count);
     let window_turns = &buffer[buffer.len() - window.0..];
@@ -102,7 +107,8 @@ pub fn assemble(
 
     let mut system_text = system_prompt.to_string();
     if included.iter().any(|&b| b) {
-        system_text.push_str("\n\nWhat you remember about the user (from earlier sessions, with dates):");
+        system_text
+            .push_str("\n\nWhat you remember about the user (from earlier sessions, with dates):");
         for (line, _) in lines.iter().zip(&included).filter(|(_, &inc)| inc) {
             system_text.push('\n');
             system_text.push_str(line);
@@ -228,18 +234,32 @@ mod tests {
     #[test]
     fn keeps_system_memories_and_newest_turns_within_budget() {
         let buffer = turns(&["one two three", "four five", "six seven eight nine", "ten"]);
-        let memories = [mem("a", "Alice lives in Paris"), mem("b", "Alice has a cat")];
+        let memories = [
+            mem("a", "Alice lives in Paris"),
+            mem("b", "Alice has a cat"),
+        ];
         let budget = ContextBudget {
             input_tokens: 60,
             memory_tokens: 40,
             max_turns: 10,
         };
-        let c = assemble("Be brief.", &memories, None, &buffer, "hi there", &budget, &words);
+        let c = assemble(
+            "Be brief.",
+            &memories,
+            None,
+            &buffer,
+            "hi there",
+            &budget,
+            &words,
+        );
         assert!(c.system.starts_with("Be brief."));
         assert!(c.system.contains("- [2023-05-07] Alice lives in Paris"));
         assert_eq!(c.included, vec![true, true]);
         assert!(c.tokens.total_input <= 60, "{:?}", c.tokens);
-        assert_eq!(c.messages.last().map(|m| m.content.as_str()), Some("hi there"));
+        assert_eq!(
+            c.messages.last().map(|m| m.content.as_str()),
+            Some("hi there")
+        );
         // The window is the newest turns, contiguous, oldest first.
         let kept: Vec<&str> = c.messages.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(kept[kept.len() - 2], "ten");
@@ -264,7 +284,15 @@ mod tests {
     fn a_memory_repeating_a_window_turn_is_left_out() {
         let buffer = turns(&["I live in Paris", "Nice!"]);
         let memories = [mem("a", "i live in  paris"), mem("b", "Alice has a cat")];
-        let c = assemble("s", &memories, None, &buffer, "q", &ContextBudget::default(), &words);
+        let c = assemble(
+            "s",
+            &memories,
+            None,
+            &buffer,
+            "q",
+            &ContextBudget::default(),
+            &words,
+        );
         assert_eq!(c.included, vec![false, true]);
         assert!(!c.system.contains("paris"));
     }
@@ -281,6 +309,9 @@ mod tests {
         assert_eq!(one, two);
         assert_eq!(one.messages.len(), 3);
         assert!(one.system.ends_with("Earlier in this session: we met"));
-        assert_eq!(one.tokens.summary, words("\n\nEarlier in this session: we met"));
+        assert_eq!(
+            one.tokens.summary,
+            words("\n\nEarlier in this session: we met")
+        );
     }
 }
