@@ -1,9 +1,12 @@
 //! Core of memloop: the record model, scopes, filters, errors, the traits that
 //! backends and providers implement, and pure ranking logic. No I/O lives here.
 
+pub mod context;
 mod error;
+pub mod extract;
 pub mod filter;
 pub mod fusion;
+pub mod gate;
 pub mod llm;
 mod record;
 mod scope;
@@ -14,6 +17,7 @@ mod traits;
 
 pub use error::{Error, ErrorClass, Result};
 pub use filter::Filter;
+pub use gate::{GateConfig, GateDecision};
 pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
     Event, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, SearchHit, SignalScores,

@@ -14,6 +14,7 @@
 //! can share one directory.
 
 mod keyword;
+mod outbox;
 mod partition;
 mod read;
 mod rows;
@@ -29,6 +30,7 @@ use memloop_core::text::Analyzer;
 use memloop_core::{EmbedderInfo, Error, Result};
 use rusqlite::{Connection, OptionalExtension};
 
+pub use outbox::OutboxEntry;
 pub use read::{ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
 pub use write::{ForgetReport, MemoryUpdate};
 

@@ -30,6 +30,8 @@ pub struct ListQuery {
     pub kinds: Vec<Kind>,
     /// Also return deleted and superseded memories.
     pub include_superseded: bool,
+    /// The memories that were current at this time (ms) instead of now.
+    pub as_of: Option<i64>,
     pub limit: usize,
     pub offset: usize,
 }
@@ -113,7 +115,7 @@ impl EmbeddedStore {
         let conn = self.conn();
         let sql = format!(
             "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 {} ORDER BY created_at DESC, row DESC",
-            if q.include_superseded { "" } else { "AND valid_until IS NULL" }
+            if q.include_superseded || q.as_of.is_some() { "" } else { "AND valid_until IS NULL" }
         );
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
         let rows = stmt
@@ -128,9 +130,11 @@ impl EmbeddedStore {
         let mut skipped = 0;
         for r in rows {
             let (_, rec) = r.map_err(sql_err)?;
-            if !(q.include_superseded || rec.is_current(now))
-                || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
-            {
+            let visible = match q.as_of {
+                Some(t) => rec.valid_from <= t && rec.valid_until.is_none_or(|u| u > t),
+                None => q.include_superseded || rec.is_current(now),
+            };
+            if !visible || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
                 continue;
             }
             if skipped < q.offset {

@@ -8,7 +8,8 @@ use rusqlite::Connection;
 use crate::sql_err;
 
 /// Migrations in order; index i takes the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 -- The source of truth: every memory, current or superseded. `row` is the key
@@ -65,7 +66,23 @@ CREATE TABLE index_log (
     row INTEGER NOT NULL
 );
 CREATE INDEX index_log_by_partition ON index_log (partition, seq);
-"#];
+"#,
+    r#"
+-- Long-term writes that could not finish (the LLM failed, timed out or
+-- answered nonsense): kept until a later turn or `memloop gc` replays them.
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    next_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_due ON outbox (next_at);
+"#,
+];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 

@@ -125,37 +125,7 @@ impl EmbeddedStore {
                 out.push((existing, Event::Noop));
                 continue;
             }
-            let id = uuid::Uuid::now_v7().to_string();
-            let record = MemoryRecord {
-                id: id.clone(),
-                text: m.text,
-                context: m.context,
-                kind: m.kind,
-                scope: scope.clone(),
-                metadata: m.metadata,
-                created_at: now,
-                updated_at: now,
-                valid_from: m.valid_from.unwrap_or(now),
-                valid_until: None,
-                expires_at: m.expires_at,
-                importance: m.importance.unwrap_or(0.5),
-                access_count: 0,
-                last_accessed_at: None,
-                provenance: m.provenance,
-                content_hash: hash,
-            };
-            let row = insert_row(&tx, &partition, &record, &v)?;
-            log_history(
-                &tx,
-                &id,
-                &partition,
-                Event::Add,
-                None,
-                Some(&record.text),
-                None,
-                now,
-            )?;
-            log_change(&tx, &partition, row)?;
+            let record = add_in(&tx, &partition, scope, m, &v, hash, None, now)?;
             out.push((record, Event::Add));
         }
         tx.commit().map_err(sql_err)?;
@@ -259,6 +229,83 @@ impl EmbeddedStore {
         Ok(rec)
     }
 
+    /// Replaces a current memory by a new one in one transaction: the old one
+    /// gets `valid_until` (kept, readable, in history as UPDATE with old and
+    /// new text and the reason), the new one is added in `scope`.
+    pub fn supersede(
+        &self,
+        scope: &Scope,
+        old_id: &str,
+        new: (NewMemory, Vec<f32>),
+        reason: &str,
+    ) -> Result<(MemoryRecord, MemoryRecord)> {
+        let (m, v) = new;
+        validate_text(&m.text)?;
+        validate_metadata(&m.metadata)?;
+        self.check_dims(&v)?;
+        let partition = scope.partition()?;
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        let (row, old_partition, mut old) = get_by_id(&tx, &scope.tenant, old_id)?;
+        if old_partition != partition {
+            return Err(Error::NotFound(old_id.to_string()));
+        }
+        if old.valid_until.is_some() {
+            return Err(Error::invalid(format!(
+                "memory {old_id} is already deleted or superseded"
+            )));
+        }
+        // The old fact held until the new one began (world time), but never
+        // ends before it started nor after now.
+        let end = m
+            .valid_from
+            .unwrap_or(now)
+            .min(now)
+            .max(old.valid_from.saturating_add(1).min(now));
+        tx.execute(
+            "UPDATE memories SET valid_until = ?1, updated_at = ?2 WHERE row = ?3",
+            params![end, now, row],
+        )
+        .map_err(sql_err)?;
+        log_change(&tx, &partition, row)?;
+        let hash = identity_hash(&m);
+        let new_text = m.text.clone();
+        let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
+        log_history(
+            &tx,
+            old_id,
+            &partition,
+            Event::Update,
+            Some(&old.text),
+            Some(&new_text),
+            Some(&format!("superseded by {}: {reason}", added.id)),
+            now,
+        )?;
+        tx.commit().map_err(sql_err)?;
+        old.valid_until = Some(end);
+        old.updated_at = now;
+        Ok((added, old))
+    }
+
+    /// Counts a use of current memories (a NOOP write that met them again,
+    /// a retrieval): access statistics feed decay.
+    pub fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        let now = now_millis();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(sql_err)?;
+        for id in ids {
+            tx.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 \
+                 WHERE id = ?2 AND tenant = ?3",
+                params![now, id, tenant],
+            )
+            .map_err(sql_err)?;
+        }
+        tx.commit().map_err(sql_err)?;
+        Ok(())
+    }
+
     /// Removes every memory of a scope from every table and index (narrowed to
     /// an agent or session when the scope names one). History is kept as a
     /// record that they existed, unless `purge`, which deletes it too.
@@ -310,6 +357,27 @@ impl EmbeddedStore {
             }
         }
         report.memories_deleted = targets.len();
+        // Queued writes of the scope would bring its memories back.
+        let queued: Vec<(i64, String)> = {
+            let mut stmt = tx
+                .prepare_cached("SELECT id, scope FROM outbox WHERE tenant = ?1")
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map([&scope.tenant], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+        };
+        for (id, queued_scope) in queued {
+            let covered = serde_json::from_str::<Scope>(&queued_scope).is_ok_and(|s| {
+                s.partition().ok().as_deref() == Some(partition.as_str())
+                    && (scope.agent_id.is_none() || s.agent_id == scope.agent_id)
+                    && (scope.session_id.is_none() || s.session_id == scope.session_id)
+            });
+            if covered {
+                tx.execute("DELETE FROM outbox WHERE id = ?1", [id])
+                    .map_err(sql_err)?;
+            }
+        }
         tx.commit().map_err(sql_err)?;
         drop(conn);
         if whole {
@@ -377,6 +445,52 @@ impl EmbeddedStore {
         }
         Ok(done)
     }
+}
+
+/// Inserts one new record inside `tx`, with its ADD in history.
+#[allow(clippy::too_many_arguments)]
+fn add_in(
+    tx: &Transaction<'_>,
+    partition: &str,
+    scope: &Scope,
+    m: NewMemory,
+    v: &[f32],
+    hash: String,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<MemoryRecord> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let record = MemoryRecord {
+        id: id.clone(),
+        text: m.text,
+        context: m.context,
+        kind: m.kind,
+        scope: scope.clone(),
+        metadata: m.metadata,
+        created_at: now,
+        updated_at: now,
+        valid_from: m.valid_from.unwrap_or(now),
+        valid_until: None,
+        expires_at: m.expires_at,
+        importance: m.importance.unwrap_or(0.5),
+        access_count: 0,
+        last_accessed_at: None,
+        provenance: m.provenance,
+        content_hash: hash,
+    };
+    let row = insert_row(tx, partition, &record, v)?;
+    log_history(
+        tx,
+        &id,
+        partition,
+        Event::Add,
+        None,
+        Some(&record.text),
+        reason,
+        now,
+    )?;
+    log_change(tx, partition, row)?;
+    Ok(record)
 }
 
 fn find_duplicate(

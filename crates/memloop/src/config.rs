@@ -2,9 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
+use memloop_core::short_term::ShortTermStore;
 use memloop_core::{Error, Result};
 use memloop_embed::OpenAiEmbedderConfig;
+use memloop_llm::LlmConfig;
 use memloop_store::StoreOptions;
+use std::sync::Arc;
+
+use crate::turn::LoopConfig;
 use serde::{Deserialize, Serialize};
 
 /// Which embedder turns text into vectors.
@@ -38,6 +43,12 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub embedder: EmbedderConfig,
     pub store: StoreOptions,
+    /// The chat model the loop calls; none: the loop runs offline.
+    pub llm: Option<LlmConfig>,
+    pub short_term: ShortTermConfig,
+    /// The loop: system prompt, budgets, gate.
+    #[serde(rename = "loop")]
+    pub turn: LoopConfig,
 }
 
 impl Default for Config {
@@ -46,7 +57,38 @@ impl Default for Config {
             data_dir: default_data_dir(),
             embedder: EmbedderConfig::default(),
             store: StoreOptions::default(),
+            llm: None,
+            short_term: ShortTermConfig::default(),
+            turn: LoopConfig::default(),
         }
+    }
+}
+
+/// Where short-term buffers live: in this process (default) or in Redis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShortTermConfig {
+    /// `redis://host:port/db`; none keeps sessions in process.
+    pub url: Option<String>,
+    /// A Redis session idle this long expires (0: never).
+    pub ttl_secs: u64,
+}
+
+impl Default for ShortTermConfig {
+    fn default() -> Self {
+        ShortTermConfig {
+            url: None,
+            ttl_secs: 24 * 3600,
+        }
+    }
+}
+
+impl ShortTermConfig {
+    pub fn build(&self) -> Result<Arc<dyn ShortTermStore>> {
+        Ok(match &self.url {
+            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect(url, self.ttl_secs)?),
+            None => Arc::new(memloop_shortterm::InProcessBuffer::new()),
+        })
     }
 }
 
@@ -57,7 +99,9 @@ pub fn default_data_dir() -> PathBuf {
 }
 
 impl Config {
-    /// Defaults, overridden by `file` (TOML) when given, then by `MEMLOOP_DATA_DIR`.
+    /// Defaults, overridden by `file` (TOML) when given, then by the
+    /// environment: `MEMLOOP_DATA_DIR`, `MEMLOOP_SHORT_TERM` (a Redis URL),
+    /// `MEMLOOP_LLM_PROVIDER` / `MEMLOOP_LLM_MODEL` / `MEMLOOP_LLM_BASE_URL`.
     pub fn load(file: Option<&Path>) -> Result<Config> {
         let mut cfg = match file {
             Some(path) => {
@@ -73,6 +117,12 @@ impl Config {
         };
         if let Some(dir) = std::env::var_os("MEMLOOP_DATA_DIR") {
             cfg.data_dir = PathBuf::from(dir);
+        }
+        if let Ok(url) = std::env::var("MEMLOOP_SHORT_TERM") {
+            cfg.short_term.url = Some(url).filter(|u| !u.is_empty());
+        }
+        if let Some(llm) = LlmConfig::from_env()? {
+            cfg.llm = Some(llm);
         }
         Ok(cfg)
     }

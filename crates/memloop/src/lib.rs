@@ -17,16 +17,28 @@
 mod config;
 mod lazy;
 mod memory;
+mod pipeline;
+mod tokens;
+mod turn;
 
-pub use config::{default_data_dir, Config, EmbedderConfig};
+pub use config::{default_data_dir, Config, EmbedderConfig, ShortTermConfig};
 pub use memory::Memory;
+pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
+pub use tokens::{Encoding, TokenCounter};
+pub use turn::{
+    fold_summary, EpisodeWriter, LongTermWriter, LoopConfig, MemoryLoop, RetrievedMemory, Timings,
+    TraceTokens, TurnOutcome, TurnToWrite, TurnTrace, WriteEvent, WriteReport,
+};
 
 pub use memloop_core::{
-    filter, now_millis, short_term, text, time, Embedder, EmbedderInfo, Error, ErrorClass, Event,
-    Filter, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit,
-    SignalScores, WriteResult, MAX_TEXT_BYTES,
+    context, filter, gate, llm, now_millis, short_term, text, time, ChatMessage, ChatRequest,
+    ChatResponse, Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind,
+    Llm, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
+    MAX_TEXT_BYTES,
 };
 pub use memloop_embed::{MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
+pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
+pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
 pub use memloop_store::vector;
 pub use memloop_store::{
     Durability, EmbeddedStore, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats,

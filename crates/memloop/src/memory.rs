@@ -99,9 +99,21 @@ impl Memory {
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
         let vectors = self.embedder.embed_batch(&texts)?;
-        let written = self
-            .store
-            .insert(scope, memories.into_iter().zip(vectors).collect())?;
+        self.add_embedded(scope, memories.into_iter().zip(vectors).collect())
+    }
+
+    /// Stores memories whose vectors were computed by the caller (with this
+    /// store's embedder: vectors of another model are not comparable).
+    pub fn add_embedded(
+        &self,
+        scope: &Scope,
+        memories: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<WriteResult>> {
+        scope.validate()?;
+        for (m, _) in &memories {
+            memloop_core::text::validate_text(&m.text)?;
+        }
+        let written = self.store.insert(scope, memories)?;
         Ok(written
             .into_iter()
             .map(|(r, event)| WriteResult {

@@ -4,7 +4,10 @@
 mod api;
 mod crash;
 mod index;
+mod pipeline;
 mod props;
+mod stub;
+mod turn;
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,0 +1,166 @@
+//! Reconciling distilled facts with the store and applying the decisions.
+
+use std::time::Instant;
+
+use memloop_core::extract::{reconcile, Candidate, Decision, Fact};
+use memloop_core::{Event, Kind, NewMemory, Provenance, Result, SearchHit};
+
+use super::{WritePipeline, CANDIDATES};
+use crate::turn::{TurnToWrite, WriteEvent, WriteReport};
+use crate::{Memory, SearchQuery};
+
+/// A fact ready to store: its text embedded, its provenance set.
+pub(super) fn new_memory(fact: &Fact, turn: &TurnToWrite, source: &str) -> NewMemory {
+    let mut m = NewMemory::text(&fact.text).kind(fact.kind);
+    m.metadata = fact.metadata();
+    if let (Some(obj), false) = (m.metadata.as_object_mut(), fact.entities.is_empty()) {
+        obj.insert("entities".into(), fact.entities.clone().into());
+    }
+    m.importance = Some(fact.importance.clamp(0.0, 1.0));
+    // A plan's future date is not when the fact became true: that is now.
+    m.valid_from = Some(fact.time.filter(|&t| t <= turn.at).unwrap_or(turn.at));
+    m.provenance = Provenance {
+        session_id: turn.scope.session_id.clone(),
+        turn_ids: vec![turn.turn_id.to_string()],
+        source: source.to_string(),
+        confidence: Some(fact.confidence.clamp(0.0, 1.0)),
+    };
+    m
+}
+
+/// The stored current facts nearest each fact (one embedding batch).
+pub(super) fn candidates_for(
+    memory: &Memory,
+    turn: &TurnToWrite,
+    vectors: &[Vec<f32>],
+    facts: &[Fact],
+) -> Result<Vec<Vec<SearchHit>>> {
+    let mut scope = turn.scope.clone();
+    scope.session_id = None;
+    facts
+        .iter()
+        .zip(vectors)
+        .map(|(f, v)| {
+            let mut q = SearchQuery::new(scope.clone(), &f.text);
+            q.top_k = CANDIDATES;
+            q.kinds = vec![Kind::Fact, Kind::Procedure];
+            memory.search_by_vector(&q, v)
+        })
+        .collect()
+}
+
+/// Reconciles each fact with its candidates and applies the decision.
+pub(super) fn reconcile_all(
+    pipeline: &WritePipeline,
+    memory: &Memory,
+    turn: &TurnToWrite,
+    facts: Vec<Fact>,
+    source: &str,
+    report: &mut WriteReport,
+) -> Result<()> {
+    if facts.is_empty() {
+        return Ok(());
+    }
+    let s = Instant::now();
+    let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
+    let vectors = memory.embedder().embed_batch(&texts)?;
+    report.embed_us += s.elapsed().as_micros() as u64;
+    let hits = candidates_for(memory, turn, &vectors, &facts)?;
+    for ((fact, vector), hits) in facts.iter().zip(vectors).zip(hits) {
+        let candidates: Vec<Candidate> = hits
+            .iter()
+            .map(|h| {
+                Candidate::from_metadata(
+                    &h.record.id,
+                    &h.record.text,
+                    h.scores.vector.unwrap_or(0.0),
+                    &h.record.metadata,
+                )
+            })
+            .collect();
+        let (decision, reason) = reconcile(fact, &candidates, &pipeline.thresholds);
+        apply(memory, turn, fact, vector, decision, reason, source, report)?;
+    }
+    Ok(())
+}
+
+/// Applies one decision, recording the event and its reason.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn apply(
+    memory: &Memory,
+    turn: &TurnToWrite,
+    fact: &Fact,
+    vector: Vec<f32>,
+    decision: Decision,
+    reason: String,
+    source: &str,
+    report: &mut WriteReport,
+) -> Result<()> {
+    let store = memory.store();
+    let tenant = turn.scope.tenant.as_str();
+    let event = match decision {
+        Decision::Add => {
+            let written =
+                memory.add_embedded(turn.scope, vec![(new_memory(fact, turn, source), vector)])?;
+            written.into_iter().next().map(|w| WriteEvent {
+                id: w.id,
+                memory: w.memory,
+                event: w.event,
+                kind: fact.kind,
+                previous_memory: None,
+                reason,
+            })
+        }
+        Decision::Noop { id } => {
+            store.touch(tenant, &[id.as_str()])?;
+            Some(WriteEvent {
+                memory: store.get(tenant, &id)?.text,
+                id,
+                event: Event::Noop,
+                kind: fact.kind,
+                previous_memory: None,
+                reason,
+            })
+        }
+        Decision::Update { id } => {
+            let (new, old) = store.supersede(
+                turn.scope,
+                &id,
+                (new_memory(fact, turn, source), vector),
+                &reason,
+            )?;
+            report.notes.push(format!(
+                "conflict resolved: \"{}\" supersedes \"{}\" (memory {})",
+                new.text, old.text, old.id
+            ));
+            Some(WriteEvent {
+                id: new.id,
+                memory: new.text,
+                event: Event::Update,
+                kind: fact.kind,
+                previous_memory: Some(old.text),
+                reason,
+            })
+        }
+        Decision::Delete { id } => {
+            let old = store.delete(tenant, &id, Some(&reason))?;
+            Some(WriteEvent {
+                id: old.id,
+                memory: old.text,
+                event: Event::Delete,
+                kind: fact.kind,
+                previous_memory: None,
+                reason,
+            })
+        }
+        Decision::Skip => {
+            report.notes.push(format!(
+                "nothing to retract for \"{}\": {reason}",
+                fact.text
+            ));
+            None
+        }
+    };
+    report.events.extend(event);
+    Ok(())
+}

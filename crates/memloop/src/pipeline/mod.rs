@@ -1,0 +1,169 @@
+//! The long-term write pipeline: a turn in, the raw episode kept, compact
+//! facts distilled (by the LLM when one is configured, by rules otherwise)
+//! and reconciled with what is stored: ADD, UPDATE (supersede), DELETE (end
+//! validity), NOOP. When the LLM fails, the turn's facts wait in a durable
+//! outbox and are replayed by a later turn or `memloop gc`.
+
+mod apply;
+mod llm_mode;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use memloop_core::extract::{extract_rules, Thresholds};
+use memloop_core::{Kind, Llm, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::turn::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
+use crate::Memory;
+
+pub use llm_mode::{extraction_prompt, parse_reply, LlmFact, LlmOp};
+
+/// Stored facts shown to reconciliation for each new fact.
+const CANDIDATES: usize = 5;
+/// Queued writes replayed at the start of a write (bounds a turn's latency).
+const DRAIN_PER_TURN: usize = 2;
+
+#[derive(Clone)]
+pub struct WritePipeline {
+    llm: Option<Arc<dyn Llm>>,
+    thresholds: Thresholds,
+}
+
+/// A turn as kept in the outbox: everything needed to write it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct QueuedTurn {
+    turn_id: String,
+    role: String,
+    text: String,
+    at: i64,
+    context: Option<String>,
+}
+
+impl Default for WritePipeline {
+    fn default() -> Self {
+        WritePipeline::new(None)
+    }
+}
+
+impl WritePipeline {
+    /// With an LLM: one call per turn extracts and reconciles. Without: rules.
+    pub fn new(llm: Option<Arc<dyn Llm>>) -> WritePipeline {
+        WritePipeline {
+            llm,
+            thresholds: Thresholds::default(),
+        }
+    }
+
+    pub fn mode(&self) -> &'static str {
+        if self.llm.is_some() {
+            "llm"
+        } else {
+            "rules"
+        }
+    }
+
+    /// Replays queued writes (at most `limit`): those due, or with `force`
+    /// all of them (`memloop gc`). Returns the events they applied. An entry
+    /// that fails again stays, backing off.
+    pub fn drain_outbox(
+        &self,
+        memory: &Memory,
+        limit: usize,
+        force: bool,
+    ) -> Result<Vec<WriteEvent>> {
+        let mut events = Vec::new();
+        for entry in memory.store().outbox_due(limit, force)? {
+            let Ok(turn) = serde_json::from_value::<QueuedTurn>(entry.payload.clone()) else {
+                // Not ours to understand: keep it out of the way, visibly.
+                memory
+                    .store()
+                    .outbox_failed(entry.id, "payload is not a queued turn")?;
+                continue;
+            };
+            let input = TurnToWrite {
+                scope: &entry.scope,
+                turn_id: &turn.turn_id,
+                role: &turn.role,
+                text: &turn.text,
+                at: turn.at,
+                context: turn.context.as_deref(),
+            };
+            let mut report = WriteReport::default();
+            match self.facts(memory, &input, &mut report) {
+                Ok(()) => {
+                    memory.store().outbox_done(entry.id)?;
+                    events.extend(report.events);
+                }
+                Err(e) => memory.store().outbox_failed(entry.id, &e.to_string())?,
+            }
+        }
+        Ok(events)
+    }
+
+    /// Distils and reconciles the turn's facts, appending to `report`.
+    fn facts(&self, memory: &Memory, turn: &TurnToWrite, report: &mut WriteReport) -> Result<()> {
+        match &self.llm {
+            Some(llm) => llm_mode::write(self, llm.as_ref(), memory, turn, report),
+            None => {
+                let facts = extract_rules(turn.text, "user", turn.at);
+                apply::reconcile_all(self, memory, turn, facts, "rules", report)
+            }
+        }
+    }
+}
+
+impl LongTermWriter for WritePipeline {
+    fn write(&self, memory: &Memory, turn: &TurnToWrite) -> Result<WriteReport> {
+        let mut report = WriteReport::default();
+        if self.llm.is_some() {
+            match self.drain_outbox(memory, DRAIN_PER_TURN, false) {
+                Ok(events) if !events.is_empty() => {
+                    report
+                        .notes
+                        .push(format!("replayed queued writes: {} events", events.len()));
+                    report.events.extend(events);
+                }
+                Ok(_) => {}
+                Err(e) => report.notes.push(format!("outbox replay failed: {e}")),
+            }
+        }
+        // The turn as said stays searchable: distilled text alone loses keywords.
+        let episode = EpisodeWriter::episode(turn);
+        let s = Instant::now();
+        let vector = memory.embedder().embed(&episode.text)?;
+        report.embed_us += s.elapsed().as_micros() as u64;
+        for w in memory.add_embedded(turn.scope, vec![(episode, vector)])? {
+            report.events.push(WriteEvent {
+                id: w.id,
+                memory: w.memory,
+                event: w.event,
+                kind: Kind::Episode,
+                previous_memory: None,
+                reason: "the turn as said (episode)".into(),
+            });
+        }
+        // Any failure here (the LLM down or talking nonsense, mostly) leaves
+        // the episode stored and queues the facts: the turn still returns.
+        if let Err(e) = self.facts(memory, turn, &mut report) {
+            {
+                let queued = QueuedTurn {
+                    turn_id: turn.turn_id.to_string(),
+                    role: turn.role.to_string(),
+                    text: turn.text.to_string(),
+                    at: turn.at,
+                    context: turn.context.map(str::to_string),
+                };
+                let payload = serde_json::to_value(&queued)
+                    .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
+                let id = memory
+                    .store()
+                    .outbox_push(turn.scope, &payload, &e.to_string())?;
+                report.deferred = Some(format!(
+                    "fact extraction failed ({e}); queued as outbox entry {id}, replayed by the next turn or `memloop gc`"
+                ));
+            }
+        }
+        Ok(report)
+    }
+}

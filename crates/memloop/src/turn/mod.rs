@@ -1,0 +1,473 @@
+//! The loop, one call per turn: read the short-term buffer, search the
+//! long-term store, assemble the context within a token budget, call the LLM,
+//! write the short-term buffer, decide whether to persist, write long-term,
+//! and return the trace of exactly what was done.
+
+mod summary;
+mod trace;
+mod writer;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use memloop_core::context::{assemble, AssembledContext, ContextBudget, MemoryLine};
+use memloop_core::gate::{self, GateConfig, GateDecision};
+use memloop_core::short_term::{ShortTermStore, Turn};
+use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
+use serde::{Deserialize, Serialize};
+
+pub use summary::fold_summary;
+pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace, WriteEvent};
+pub use writer::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteReport};
+
+use crate::pipeline::WritePipeline;
+use crate::tokens::{Encoding, TokenCounter};
+use crate::{Memory, SearchQuery};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoopConfig {
+    pub system_prompt: String,
+    pub budget: ContextBudget,
+    /// Tokens reserved for the reply (the LLM's `max_tokens`).
+    pub reply_tokens: u32,
+    /// Long-term memories retrieved per turn.
+    pub top_k: usize,
+    /// Memories scoring below this (0..1) are not offered to the prompt.
+    pub min_score: f32,
+    /// A memory found by meaning alone (no keyword in common) needs at least
+    /// this cosine similarity: all-MiniLM-L6-v2 puts unrelated sentences
+    /// below ~0.25 and paraphrases above ~0.4, and an unrelated line in the
+    /// prompt costs tokens and invites the model to use it.
+    pub min_similarity: f32,
+    pub encoding: Encoding,
+    pub gate: GateConfig,
+    /// Ask the LLM YES/NO when the heuristic gate says skip (one more call
+    /// on skipped turns only: a missed fact is worse than a stored chit-chat line).
+    pub llm_gate: bool,
+    /// Fold turns leaving the window into a rolling summary of at most this
+    /// many tokens (0: no summary).
+    pub summary_tokens: usize,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            system_prompt: "You are a helpful assistant with long-term memory. Use what you remember about the user when it helps; do not invent memories.".into(),
+            budget: ContextBudget::default(),
+            reply_tokens: 512,
+            top_k: 8,
+            min_score: 0.05,
+            min_similarity: 0.3,
+            encoding: Encoding::default(),
+            gate: GateConfig::default(),
+            llm_gate: false,
+            summary_tokens: 200,
+        }
+    }
+}
+
+/// The answer to a turn and what it took.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TurnOutcome {
+    /// The model's reply; `None` offline (no LLM configured).
+    pub reply: Option<String>,
+    pub trace: TurnTrace,
+    /// The exact request sent (or that would be sent offline).
+    #[serde(skip)]
+    pub request: Option<ChatRequest>,
+}
+
+/// The loop over one memory store, one short-term buffer, an optional LLM
+/// and a long-term writer. Cheap to share: every part is behind an `Arc`.
+#[derive(Clone)]
+pub struct MemoryLoop {
+    memory: Arc<Memory>,
+    short_term: Arc<dyn ShortTermStore>,
+    llm: Option<Arc<dyn Llm>>,
+    writer: Arc<dyn LongTermWriter>,
+    /// Whether the caller chose the writer (else it follows the LLM).
+    custom_writer: bool,
+    tokens: TokenCounter,
+    cfg: LoopConfig,
+}
+
+fn micros(since: Instant) -> u64 {
+    since.elapsed().as_micros() as u64
+}
+
+impl MemoryLoop {
+    pub fn new(
+        memory: Arc<Memory>,
+        short_term: Arc<dyn ShortTermStore>,
+        cfg: LoopConfig,
+    ) -> Result<MemoryLoop> {
+        Ok(MemoryLoop {
+            memory,
+            short_term,
+            llm: None,
+            writer: Arc::new(WritePipeline::new(None)),
+            custom_writer: false,
+            tokens: TokenCounter::new(cfg.encoding)?,
+            cfg,
+        })
+    }
+
+    /// The loop as configured: the store in `cfg.data_dir`, the configured
+    /// short-term backend and LLM (none: offline), episodes as long-term writes.
+    pub fn open(cfg: &crate::Config) -> Result<MemoryLoop> {
+        let memory = Arc::new(Memory::open_with(cfg)?);
+        let mut lp = MemoryLoop::new(memory, cfg.short_term.build()?, cfg.turn.clone())?;
+        if let Some(llm) = &cfg.llm {
+            lp = lp.with_llm(Arc::from(llm.build()?));
+        }
+        Ok(lp)
+    }
+
+    /// Replies come from `llm`; so do extraction and reconciliation, unless
+    /// a writer of your own was set.
+    pub fn with_llm(mut self, llm: Arc<dyn Llm>) -> Self {
+        if !self.custom_writer {
+            self.writer = Arc::new(WritePipeline::new(Some(llm.clone())));
+        }
+        self.llm = Some(llm);
+        self
+    }
+
+    pub fn with_writer(mut self, writer: Arc<dyn LongTermWriter>) -> Self {
+        self.writer = writer;
+        self.custom_writer = true;
+        self
+    }
+
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    pub fn short_term(&self) -> &dyn ShortTermStore {
+        self.short_term.as_ref()
+    }
+
+    pub fn tokens(&self) -> &TokenCounter {
+        &self.tokens
+    }
+
+    pub fn config(&self) -> &LoopConfig {
+        &self.cfg
+    }
+
+    /// One turn of `scope` (a user and a session) with the user's `input`.
+    pub fn turn(&self, scope: &Scope, input: &str) -> Result<TurnOutcome> {
+        let started = Instant::now();
+        let mut t = Timings::default();
+        let session = session_of(scope)?;
+        let user_turn = Turn::new("user", input);
+        user_turn.validate()?;
+
+        let (ctx, retrieved, buffer) = self.prepare(scope, session, input, &mut t)?;
+        let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
+            .max_tokens(self.cfg.reply_tokens);
+
+        let mut trace = self.new_trace(session, input, &ctx, retrieved);
+        let reply = match &self.llm {
+            Some(llm) => {
+                let s = Instant::now();
+                let resp = llm.chat(&request)?;
+                t.llm_us = micros(s);
+                trace.model = Some(resp.model.clone());
+                trace.llm_attempts = resp.attempts;
+                trace.tokens.reply = resp
+                    .output_tokens
+                    .map_or_else(|| self.tokens.count(&resp.text), |n| n as usize);
+                if let Some(n) = resp.input_tokens {
+                    trace
+                        .notes
+                        .push(format!("the provider counted {n} input tokens"));
+                }
+                Some(resp.text)
+            }
+            None => None,
+        };
+
+        // Short-term always: the user's turn and the reply, in one atomic append.
+        let s = Instant::now();
+        let mut new_turns = vec![user_turn.clone()];
+        if let Some(r) = reply.as_deref().filter(|r| !r.trim().is_empty()) {
+            new_turns.push(Turn::new("assistant", r));
+        }
+        self.short_term.append(&scope.tenant, session, &new_turns)?;
+        t.write_short_term_us = micros(s);
+
+        // Long-term only after the gate.
+        let s = Instant::now();
+        trace.gate = self.decide(input, &mut t);
+        t.gate_us = micros(s);
+        if trace.gate.persist {
+            let previous = buffer.last().map(|x| x.content.as_str());
+            self.write_long_term(scope, &user_turn, previous, &mut trace, &mut t);
+        }
+
+        let s = Instant::now();
+        if self.cfg.summary_tokens > 0 && ctx.turns_left_out > 0 {
+            if let Err(e) = self.fold(scope, session, &buffer, ctx.turns_left_out, &mut t) {
+                trace
+                    .notes
+                    .push(format!("the session summary was not updated: {e}"));
+            }
+        }
+        t.summary_us = micros(s);
+
+        t.total_us = micros(started);
+        t.overhead_us = t
+            .total_us
+            .saturating_sub(t.llm_us + t.embed_query_us + t.write_embed_us + t.other_llm_us);
+        trace.timings = t;
+        trace.log();
+        Ok(TurnOutcome {
+            reply,
+            trace,
+            request: Some(request),
+        })
+    }
+
+    /// The context a turn would send, without calling the LLM or writing
+    /// anything (`POST /v1/context`, offline chat).
+    pub fn context(&self, scope: &Scope, input: &str) -> Result<(ChatRequest, TurnTrace)> {
+        let session = session_of(scope)?;
+        Turn::new("user", input).validate()?;
+        let mut t = Timings::default();
+        let started = Instant::now();
+        let (ctx, retrieved, _) = self.prepare(scope, session, input, &mut t)?;
+        let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
+            .max_tokens(self.cfg.reply_tokens);
+        let mut trace = self.new_trace(session, input, &ctx, retrieved);
+        t.total_us = micros(started);
+        t.overhead_us = t.total_us.saturating_sub(t.embed_query_us);
+        trace.timings = t;
+        trace.gate = GateDecision {
+            persist: false,
+            reason: "context only: nothing written".into(),
+        };
+        trace.log();
+        Ok((request, trace))
+    }
+
+    /// Steps 1 to 3: buffer, search, assembly.
+    fn prepare(
+        &self,
+        scope: &Scope,
+        session: &str,
+        input: &str,
+        t: &mut Timings,
+    ) -> Result<(AssembledContext, Vec<SearchHit>, Vec<Turn>)> {
+        let s = Instant::now();
+        let buffer = self.short_term.read(&scope.tenant, session)?;
+        let summary = self.short_term.summary(&scope.tenant, session)?;
+        t.read_short_term_us = micros(s);
+
+        let s = Instant::now();
+        let vector = self.memory.embedder().embed(input)?;
+        t.embed_query_us = micros(s);
+        let s = Instant::now();
+        let mut query = SearchQuery::new(long_term_scope(scope), input);
+        query.top_k = self.cfg.top_k;
+        query.min_score = self.cfg.min_score;
+        let mut hits = self.memory.search_by_vector(&query, &vector)?;
+        hits.retain(|h| {
+            h.scores.bm25.is_some() || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity
+        });
+        t.search_us = micros(s);
+
+        let s = Instant::now();
+        let lines: Vec<MemoryLine> = hits
+            .iter()
+            .map(|h| MemoryLine {
+                id: h.record.id.clone(),
+                text: h.record.text.clone(),
+                date: h.record.valid_from,
+            })
+            .collect();
+        let count = |s: &str| self.tokens.count(s);
+        let summary_text = summary
+            .as_ref()
+            .filter(|s| !s.text.is_empty())
+            .map(|s| s.text.as_str());
+        let ctx = assemble(
+            &self.cfg.system_prompt,
+            &lines,
+            summary_text,
+            &buffer,
+            input,
+            &self.cfg.budget,
+            &count,
+        );
+        t.assemble_us = micros(s);
+        Ok((ctx, hits, buffer))
+    }
+
+    fn new_trace(
+        &self,
+        session: &str,
+        input: &str,
+        ctx: &AssembledContext,
+        hits: Vec<SearchHit>,
+    ) -> TurnTrace {
+        let retrieved = hits
+            .into_iter()
+            .zip(&ctx.included)
+            .map(|(h, &included)| RetrievedMemory {
+                id: h.record.id,
+                kind: h.record.kind,
+                memory: h.record.text,
+                score: h.score,
+                scores: h.scores,
+                included,
+            })
+            .collect();
+        TurnTrace {
+            turn_id: uuid_v7(),
+            session_id: session.to_string(),
+            query: input.to_string(),
+            retrieved,
+            turns_in_prompt: ctx.messages.len().saturating_sub(1),
+            turns_left_out: ctx.turns_left_out,
+            tokens: TraceTokens {
+                input: ctx.tokens,
+                reply: 0,
+            },
+            model: None,
+            llm_attempts: 0,
+            gate: GateDecision {
+                persist: false,
+                reason: String::new(),
+            },
+            writes: Vec::new(),
+            notes: Vec::new(),
+            timings: Timings::default(),
+        }
+    }
+
+    /// The heuristic gate, then (if configured and it said skip) the LLM's tag.
+    fn decide(&self, input: &str, t: &mut Timings) -> GateDecision {
+        let decision = gate::heuristic(input, "user", &self.cfg.gate);
+        let Some(llm) = self
+            .llm
+            .as_ref()
+            .filter(|_| self.cfg.llm_gate && !decision.persist)
+        else {
+            return decision;
+        };
+        let s = Instant::now();
+        let request = ChatRequest::new(
+            "Answer YES or NO only.",
+            vec![memloop_core::ChatMessage::new(
+                "user",
+                gate::llm_tag_prompt(input),
+            )],
+        )
+        .max_tokens(3);
+        let tagged = llm
+            .chat(&request)
+            .ok()
+            .and_then(|r| gate::parse_llm_tag(&r.text));
+        t.other_llm_us += micros(s);
+        match tagged {
+            Some(true) => GateDecision {
+                persist: true,
+                reason: format!(
+                    "the LLM tagged it worth keeping (heuristic: {})",
+                    decision.reason
+                ),
+            },
+            Some(false) => GateDecision {
+                persist: false,
+                reason: format!("{}; the LLM agreed", decision.reason),
+            },
+            None => decision,
+        }
+    }
+
+    fn write_long_term(
+        &self,
+        scope: &Scope,
+        turn: &Turn,
+        previous: Option<&str>,
+        trace: &mut TurnTrace,
+        t: &mut Timings,
+    ) {
+        let s = Instant::now();
+        let turn_id = trace.turn_id.clone();
+        let input = TurnToWrite {
+            scope,
+            turn_id: &turn_id,
+            role: &turn.role,
+            text: &turn.content,
+            at: turn.at,
+            context: previous,
+        };
+        match self.writer.write(&self.memory, &input) {
+            Ok(report) => {
+                t.write_embed_us += report.embed_us;
+                t.other_llm_us += report.llm_us;
+                trace.writes = report.events;
+                trace.notes.extend(report.notes);
+                if let Some(why) = report.deferred {
+                    trace.notes.push(format!("long-term write deferred: {why}"));
+                }
+            }
+            // The turn still returns: the reply is the user's, the memory is ours.
+            Err(e) => trace.notes.push(format!("long-term write failed: {e}")),
+        }
+        t.write_long_term_us = micros(s);
+    }
+
+    fn fold(
+        &self,
+        scope: &Scope,
+        session: &str,
+        buffer: &[Turn],
+        left_out: usize,
+        t: &mut Timings,
+    ) -> Result<()> {
+        let current = self
+            .short_term
+            .summary(&scope.tenant, session)?
+            .unwrap_or_default();
+        if left_out <= current.covers {
+            return Ok(());
+        }
+        let s = Instant::now();
+        let folded = fold_summary(
+            &current,
+            &buffer[current.covers.min(left_out)..left_out],
+            left_out,
+            self.cfg.summary_tokens,
+            self.llm.as_deref(),
+            &self.tokens,
+            &self.cfg.gate,
+        )?;
+        if self.llm.is_some() {
+            t.other_llm_us += micros(s);
+        }
+        self.short_term.set_summary(&scope.tenant, session, &folded)
+    }
+}
+
+fn session_of(scope: &Scope) -> Result<&str> {
+    scope.validate()?;
+    scope
+        .session_id
+        .as_deref()
+        .ok_or_else(|| Error::invalid("a turn needs a session: pass --session ID (or session_id)"))
+}
+
+/// Long-term memories of the user come from every session, not just this one.
+fn long_term_scope(scope: &Scope) -> Scope {
+    let mut s = scope.clone();
+    s.session_id = None;
+    s
+}
+
+fn uuid_v7() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

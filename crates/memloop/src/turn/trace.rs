@@ -1,0 +1,111 @@
+//! What a turn did, returned to the caller and logged: the same objects that
+//! went into the prompt, never a second query.
+
+use memloop_core::context::TokenCounts;
+use memloop_core::gate::GateDecision;
+use memloop_core::{Event, Kind, SignalScores};
+use serde::{Deserialize, Serialize};
+
+/// A memory the search returned, and whether it made it into the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetrievedMemory {
+    pub id: String,
+    pub kind: Kind,
+    pub memory: String,
+    pub score: f32,
+    pub scores: SignalScores,
+    pub included: bool,
+}
+
+/// One change the long-term write made, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteEvent {
+    pub id: String,
+    pub memory: String,
+    pub event: Event,
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_memory: Option<String>,
+    pub reason: String,
+}
+
+/// Microseconds per stage. `overhead_us` is everything but the LLM and the
+/// embedding model: the loop's own cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    pub read_short_term_us: u64,
+    pub embed_query_us: u64,
+    pub search_us: u64,
+    pub assemble_us: u64,
+    pub llm_us: u64,
+    pub write_short_term_us: u64,
+    pub gate_us: u64,
+    pub write_long_term_us: u64,
+    /// Embedding inside the long-term write (part of write_long_term_us).
+    pub write_embed_us: u64,
+    /// LLM time inside the gate, the write and the summary.
+    pub other_llm_us: u64,
+    pub summary_us: u64,
+    pub total_us: u64,
+    pub overhead_us: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceTokens {
+    #[serde(flatten)]
+    pub input: TokenCounts,
+    /// The reply's tokens (counted locally when the provider does not say).
+    pub reply: usize,
+}
+
+/// Everything one turn did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnTrace {
+    pub turn_id: String,
+    pub session_id: String,
+    pub query: String,
+    pub retrieved: Vec<RetrievedMemory>,
+    /// Buffer turns in the prompt, and those left out of the window.
+    pub turns_in_prompt: usize,
+    pub turns_left_out: usize,
+    pub tokens: TraceTokens,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub llm_attempts: u32,
+    pub gate: GateDecision,
+    pub writes: Vec<WriteEvent>,
+    /// What went wrong without failing the turn (a deferred write, a summary
+    /// that could not be made).
+    pub notes: Vec<String>,
+    pub timings: Timings,
+}
+
+impl TurnTrace {
+    /// Emits the `memory_retrieval` and `memory_write` events.
+    pub fn log(&self) {
+        let retrieved = serde_json::to_string(&self.retrieved).unwrap_or_default();
+        tracing::info!(
+            event = "memory_retrieval",
+            turn_id = %self.turn_id,
+            session_id = %self.session_id,
+            query = %self.query,
+            count = self.retrieved.len(),
+            included = self.retrieved.iter().filter(|m| m.included).count(),
+            memories = %retrieved,
+            input_tokens = self.tokens.input.total_input,
+            "memory_retrieval"
+        );
+        let writes = serde_json::to_string(&self.writes).unwrap_or_default();
+        tracing::info!(
+            event = "memory_write",
+            turn_id = %self.turn_id,
+            session_id = %self.session_id,
+            persisted = self.gate.persist,
+            reason = %self.gate.reason,
+            writes = %writes,
+            notes = ?self.notes,
+            overhead_us = self.timings.overhead_us,
+            "memory_write"
+        );
+    }
+}
