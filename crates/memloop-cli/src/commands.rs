@@ -80,6 +80,9 @@ pub struct ListArgs {
     /// Include deleted and superseded memories.
     #[arg(long)]
     include_superseded: bool,
+    /// The memories that were true at this date (YYYY-MM-DD or RFC 3339).
+    #[arg(long)]
+    as_of: Option<String>,
 }
 
 #[derive(Args)]
@@ -245,10 +248,23 @@ pub fn list(config: &Config, out: &Output, a: ListArgs) -> anyhow::Result<()> {
         filter: parse_filter(a.filter.as_deref())?,
         kinds: parse_kinds(&a.kind)?,
         include_superseded: a.include_superseded,
+        as_of: a.as_of.as_deref().map(parse_as_of).transpose()?,
         limit: a.limit,
         offset: a.offset,
     };
     out.records(&open(config)?.list(&q)?)
+}
+
+fn parse_as_of(s: &str) -> memloop::Result<i64> {
+    // A bare date means the end of that day: what was true on it.
+    let day_end = if s.len() == 10 { 86_400_000 - 1 } else { 0 };
+    memloop::filter::parse_date(s)
+        .map(|t| t + day_end)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "--as-of {s:?} is not a date: use YYYY-MM-DD or RFC 3339"
+            ))
+        })
 }
 
 pub fn update(config: &Config, out: &Output, a: UpdateArgs) -> anyhow::Result<()> {
@@ -349,11 +365,23 @@ pub fn reindex(config: &Config, out: &Output) -> anyhow::Result<()> {
 }
 
 pub fn gc(config: &Config, out: &Output) -> anyhow::Result<()> {
-    let pruned = open(config)?.gc()?;
+    let memory = open(config)?;
+    let llm = config.llm.as_ref().map(|c| c.build()).transpose()?;
+    let pipeline = memloop::WritePipeline::new(llm.map(std::sync::Arc::from));
+    let replayed = pipeline.drain_outbox(&memory, 10_000, true)?;
+    let waiting = memory.store().outbox_len()?;
+    let pruned = memory.gc()?;
     if out.json {
-        return out.json_value(&serde_json::json!({ "index_log_entries_pruned": pruned }));
+        return out.json_value(&serde_json::json!({
+            "index_log_entries_pruned": pruned,
+            "outbox_events_applied": replayed.len(),
+            "outbox_waiting": waiting,
+        }));
     }
-    println!("indexes saved; {pruned} change-log entries pruned");
+    println!(
+        "indexes saved; {pruned} change-log entries pruned; {} queued writes applied, {waiting} still waiting",
+        replayed.len()
+    );
     Ok(())
 }
 

@@ -1,89 +1,139 @@
-//! `memloop demo`: a scripted run on the embedded default. Stores a few
-//! memories for two users, searches each user's memories, and shows that a
-//! user never sees the other's. Runs in the "demo" tenant of the data
-//! directory, which it clears first, so it never touches your own memories.
+//! `memloop demo`: a scripted conversation over two sessions on the embedded
+//! default, no network. Session 1 states facts and preferences; the store is
+//! closed and reopened (as a new process would); session 2 asks about them.
+//! Each turn shows what was retrieved, whether it was persisted and why, and
+//! the input tokens against sending the whole history. Runs in the "demo"
+//! tenant of the data directory, which it clears first.
 
 use std::time::Instant;
 
-use memloop::{Config, Memory, NewMemory, Scope, SearchQuery};
+use memloop::context::MESSAGE_OVERHEAD;
+use memloop::{Config, MemoryLoop, Scope, TurnOutcome};
 
 use crate::output::Output;
 
-const ALICE: &[&str] = &[
-    "I'm vegetarian and allergic to peanuts",
-    "My daughter Emma starts school in September",
-    "I always book a window seat when I fly",
-    "I work night shifts as a nurse at the city hospital",
-    "My favourite programming language is Rust",
-];
-const BOB: &[&str] = &[
-    "Bob lives in Berlin and goes to techno clubs on weekends",
-    "Bob is training for the Berlin marathon in April",
-    "Bob drinks his coffee black, no sugar",
-];
-const QUERIES: &[(&str, &str)] = &[
-    ("alice", "what should I cook for dinner tonight?"),
-    ("alice", "which seat should I pick on the plane?"),
-    ("alice", "when am I usually at work?"),
-    ("bob", "what sport is he preparing for?"),
-    ("bob", "does he have any food allergies?"),
+const SESSIONS: &[(&str, &[&str])] = &[
+    (
+        "demo-session-1",
+        &[
+            "Hi there!",
+            "I'm vegetarian and allergic to peanuts.",
+            "I work night shifts as a nurse at the city hospital.",
+            "My daughter Emma starts school in September.",
+            "I always book a window seat when I fly.",
+            "Thanks, that's all for today!",
+        ],
+    ),
+    (
+        "demo-session-2",
+        &[
+            "Hello again!",
+            "What should I cook for dinner tonight?",
+            "When am I usually at work?",
+            "Which seat should I pick on my flight to Lisbon?",
+            "What's coming up for my daughter this autumn?",
+        ],
+    ),
 ];
 
 pub fn run(config: &Config, out: &Output) -> anyhow::Result<()> {
-    let t = Instant::now();
-    let memory = Memory::open_with(config)?;
-    let scope = |user: &str| Scope::user(user).with_tenant("demo");
-    let (mut added, mut searches) = (Vec::new(), Vec::new());
-    for (user, texts) in [("alice", ALICE), ("bob", BOB)] {
-        memory.forget(&scope(user), true)?;
-        let t = Instant::now();
-        let written = memory.add_batch(
-            &scope(user),
-            texts.iter().map(|s| NewMemory::text(*s)).collect(),
-        )?;
-        let ms = t.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    let user = Scope::user("alice").with_tenant("demo");
+    let mut history: Vec<String> = Vec::new();
+    let mut turns = Vec::new();
+    for (i, (session, inputs)) in SESSIONS.iter().enumerate() {
+        // A fresh loop per session: the store is closed and reopened, as by a
+        // new process, and the in-process buffer starts empty.
+        let lp = MemoryLoop::open(config)?;
+        if i == 0 {
+            lp.memory().forget(&user, true)?;
+        }
+        lp.short_term().clear(&user.tenant, session)?;
         if !out.json {
             println!(
-                "stored {} memories for {user} in {ms:.1} ms (embedding + durable commit)",
-                written.len()
+                "\n=== {session} (store opened from {})",
+                config.data_dir.display()
             );
         }
-        added.push(serde_json::json!({"user": user, "results": written}));
-    }
-    for (user, query) in QUERIES {
-        let mut q = SearchQuery::new(scope(user), *query);
-        q.top_k = 3;
-        let t = Instant::now();
-        let hits = memory.search(&q)?;
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        if out.json {
-            let results: Vec<_> = hits
-                .iter()
-                .map(|h| serde_json::json!({"id": h.record.id, "memory": h.record.text, "score": h.score, "scores": h.scores}))
-                .collect();
-            searches.push(
-                serde_json::json!({"user": user, "query": query, "results": results, "ms": ms}),
-            );
-            continue;
-        }
-        println!("\n{user} asks: {query}   ({ms:.1} ms)");
-        for h in &hits {
-            let v = h.scores.vector.map_or("-".into(), |v| format!("{v:.3}"));
-            let k = h.scores.bm25.map_or("-".into(), |v| format!("{v:.2}"));
-            println!(
-                "  {:.3}  (cosine {v}, bm25 {k})  {}",
-                h.score, h.record.text
-            );
+        let scope = user.clone().with_session(*session);
+        for input in *inputs {
+            let outcome = lp.turn(&scope, input)?;
+            let full = full_history_tokens(&lp, &history, input);
+            history.push(input.to_string());
+            if let Some(r) = &outcome.reply {
+                history.push(r.clone());
+            }
+            if !out.json {
+                print_turn(&outcome, input, full);
+            }
+            turns.push(turn_json(session, input, &outcome, full));
         }
     }
     if out.json {
-        return out.json_value(&serde_json::json!({"added": added, "searches": searches}));
+        return out.json_value(&serde_json::json!({ "turns": turns }));
     }
     println!(
-        "\nEach user's memories live in their own partition: bob's search never reads alice's vectors.\n\
-         Data directory: {} (tenant \"demo\"); total {:.1} s.",
-        config.data_dir.display(),
-        t.elapsed().as_secs_f64()
+        "\nSession 2 never saw session 1's turns: what it knew came from the long-term store.\n\
+         No LLM is configured, so no reply is generated; set [llm] in the config (or \
+         MEMLOOP_LLM_PROVIDER and MEMLOOP_LLM_MODEL) and `memloop chat` talks to a model.\n\
+         Total {:.1} s.",
+        started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// What sending every earlier turn would cost: system prompt, all turns, input.
+fn full_history_tokens(lp: &MemoryLoop, history: &[String], input: &str) -> usize {
+    let count = |s: &str| lp.tokens().count(s);
+    count(&lp.config().system_prompt)
+        + history
+            .iter()
+            .map(|t| count(t) + MESSAGE_OVERHEAD)
+            .sum::<usize>()
+        + count(input)
+        + MESSAGE_OVERHEAD
+}
+
+fn turn_json(session: &str, input: &str, o: &TurnOutcome, full: usize) -> serde_json::Value {
+    let retrieved: Vec<_> = o
+        .trace
+        .retrieved
+        .iter()
+        .map(|m| {
+            serde_json::json!({"id": m.id, "memory": m.memory, "score": m.score, "included": m.included})
+        })
+        .collect();
+    serde_json::json!({
+        "session": session,
+        "input": input,
+        "reply": o.reply,
+        "retrieved": retrieved,
+        "persisted": o.trace.gate.persist,
+        "reason": o.trace.gate.reason,
+        "writes": o.trace.writes,
+        "input_tokens": o.trace.tokens.input.total_input,
+        "full_history_tokens": full,
+    })
+}
+
+fn print_turn(o: &TurnOutcome, input: &str, full: usize) {
+    let t = &o.trace;
+    println!("\nuser> {input}");
+    for m in t.retrieved.iter().filter(|m| m.included).take(3) {
+        println!("  recalled  {:.3}  {}", m.score, m.memory);
+    }
+    if let Some(r) = &o.reply {
+        println!("assistant> {r}");
+    }
+    let verdict = if t.gate.persist {
+        "persisted"
+    } else {
+        "not persisted"
+    };
+    println!("  {verdict}: {}", t.gate.reason);
+    println!(
+        "  input tokens {} (full history: {full}); loop overhead {:.2} ms",
+        t.tokens.input.total_input,
+        t.timings.overhead_us as f64 / 1e3
+    );
 }

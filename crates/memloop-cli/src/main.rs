@@ -1,11 +1,13 @@
 //! The `memloop` command line.
 
 mod bench;
+mod chat;
 mod commands;
 mod corpus;
 mod demo;
 mod eval;
 mod output;
+mod remember;
 mod session;
 
 use std::path::PathBuf;
@@ -28,11 +30,20 @@ struct Cli {
     /// Machine-readable JSON on stdout (and nothing else there).
     #[arg(long, global = true)]
     json: bool,
+    /// Log each turn's memory_retrieval and memory_write events to stderr.
+    #[arg(long, global = true, value_enum)]
+    log_format: Option<LogFormat>,
     /// Configuration file (TOML); environment variables override it.
     #[arg(long, global = true, env = "MEMLOOP_CONFIG")]
     config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 /// Whose memories: at least a user or an agent for writes and searches.
@@ -51,6 +62,8 @@ pub struct ScopeArgs {
 enum Command {
     /// Store text as memories, as given (no extraction).
     Add(commands::AddArgs),
+    /// Run the write pipeline on a user turn: gate, extract facts, reconcile (ADD/UPDATE/DELETE/NOOP).
+    Remember(remember::RememberArgs),
     /// Hybrid search (meaning + keywords) in a scope.
     Search(commands::SearchArgs),
     /// Show one memory by id.
@@ -74,10 +87,12 @@ enum Command {
     Stats,
     /// Re-embed every memory with the configured embedder.
     Reindex,
-    /// Save derived indexes and prune the change log they no longer need.
+    /// Replay queued long-term writes, save derived indexes, prune the change log.
     Gc,
-    /// A scripted run on the embedded default: stores memories for two users and searches them.
+    /// A scripted two-session conversation through the loop, offline: what was recalled, kept and why.
     Demo,
+    /// Talk through the loop (a REPL); offline it shows the assembled context.
+    Chat(chat::ChatArgs),
     /// Speed figures: embedding, add, import, search, recall, open time, memory.
     Bench(bench::BenchArgs),
     /// Inspect and edit a shared short-term buffer (--short-term redis://…).
@@ -175,14 +190,30 @@ fn exit_code(class: Option<ErrorClass>) -> u8 {
     }
 }
 
+/// Structured events to stderr, so stdout stays the command's output.
+fn init_logs(format: LogFormat) {
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO);
+    // A second subscriber cannot be installed; the first one stays.
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
     if let Some(dir) = cli.data_dir {
         config.data_dir = dir;
     }
     let out = output::Output { json: cli.json };
+    if let Some(format) = cli.log_format {
+        init_logs(format);
+    }
     match cli.command {
         Command::Add(a) => commands::add(&config, &out, a),
+        Command::Remember(a) => remember::run(&config, &out, a),
         Command::Search(a) => commands::search(&config, &out, a),
         Command::Get { id } => commands::get(&config, &out, &id),
         Command::List(a) => commands::list(&config, &out, a),
@@ -194,6 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reindex => commands::reindex(&config, &out),
         Command::Gc => commands::gc(&config, &out),
         Command::Demo => demo::run(&config, &out),
+        Command::Chat(a) => chat::run(&config, &out, a),
         Command::Bench(a) => bench::run(&config, &out, a),
         Command::Eval(c) => eval::run(&config, &out, c),
         Command::Session(a) => session::run(&out, a),

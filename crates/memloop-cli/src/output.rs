@@ -85,7 +85,7 @@ impl Output {
         }
         for r in rs {
             let gone = if r.valid_until.is_some() {
-                " (deleted)"
+                " (no longer current)"
             } else {
                 ""
             };

@@ -856,3 +856,171 @@ fn data_dir_is_where_memories_live() {
     assert!(other.list_ids("alice").is_empty());
     assert!(Path::new(s.dir.path()).read_dir().unwrap().next().is_some());
 }
+
+fn fact_events(v: &Value) -> Vec<(String, String)> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "fact")
+        .map(|r| {
+            (
+                r["event"].as_str().unwrap().to_string(),
+                r["memory"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn remember_gates_extracts_supersedes_and_replays_as_noop() {
+    let s = Store::new();
+    let hi = s.ok(&["remember", "--user", "u1", "Hi there!"]);
+    assert_eq!(hi["persisted"], false);
+    assert!(hi["results"].as_array().unwrap().is_empty());
+    assert!(!hi["reason"].as_str().unwrap().is_empty());
+
+    let paris = s.ok(&["remember", "--user", "u1", "I live in Paris"]);
+    assert_eq!(paris["persisted"], true);
+    assert_eq!(
+        fact_events(&paris),
+        vec![("ADD".into(), "User lives in Paris".into())]
+    );
+    let paris_id = paris["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "fact")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let berlin = s.ok(&["remember", "--user", "u1", "I moved to Berlin last month"]);
+    let ev = fact_events(&berlin);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].0, "UPDATE");
+    assert!(ev[0].1.starts_with("User lives in Berlin"), "{ev:?}");
+    let update = berlin["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "fact")
+        .unwrap();
+    assert_eq!(update["previous_memory"], "User lives in Paris");
+
+    // Berlin is current, Paris superseded with valid_until and history.
+    let current = s.ok(&["list", "--user", "u1", "--kind", "fact"]);
+    let texts: Vec<&str> = current["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].contains("Berlin"));
+    let all = s.ok(&[
+        "list",
+        "--user",
+        "u1",
+        "--kind",
+        "fact",
+        "--include-superseded",
+    ]);
+    assert_eq!(all["results"].as_array().unwrap().len(), 2);
+    let old = s.ok(&["get", &paris_id]);
+    assert!(old["valid_until"].is_string(), "{old}");
+    let history = s.ok(&["history", &paris_id]);
+    let last = history["results"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["event"], "UPDATE");
+    assert_eq!(last["old_memory"], "User lives in Paris");
+
+    // Replaying the turn changes nothing.
+    let again = s.ok(&["remember", "--user", "u1", "I moved to Berlin last month"]);
+    assert!(
+        again["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["event"] == "NOOP"),
+        "{again}"
+    );
+    let after = s.ok(&["list", "--user", "u1", "--include-superseded"]);
+    assert_eq!(
+        after["results"].as_array().unwrap().len(),
+        4,
+        "2 episodes, 2 facts"
+    );
+}
+
+#[test]
+fn demo_recalls_across_sessions_offline_with_the_documented_shape() {
+    let s = Store::new();
+    let v = s.ok(&["demo"]);
+    let turns = v["turns"].as_array().unwrap();
+    assert!(turns.len() >= 8);
+    for t in turns {
+        for key in [
+            "session",
+            "input",
+            "reply",
+            "retrieved",
+            "persisted",
+            "reason",
+            "input_tokens",
+            "full_history_tokens",
+        ] {
+            assert!(t.get(key).is_some(), "turn lacks {key}: {t}");
+        }
+    }
+    // Session 2 asks about what session 1 said, and gets it back.
+    let ask = turns
+        .iter()
+        .find(|t| t["session"] == "demo-session-2" && t["input"].as_str().unwrap().contains("work"))
+        .unwrap();
+    let top = &ask["retrieved"][0];
+    assert!(top["memory"].as_str().unwrap().contains("nurse"), "{ask}");
+    assert!(top["id"].is_string() && top["score"].is_number());
+    let hello = &turns[0];
+    assert_eq!(hello["persisted"], false);
+}
+
+#[test]
+fn chat_without_a_model_says_how_to_configure_one_and_shows_the_context() {
+    use std::io::Write;
+    let s = Store::new();
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(s.dir.path())
+        .args(["chat", "--user", "u1", "--session", "c1"])
+        .env_remove("MEMLOOP_LLM_PROVIDER")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"I am allergic to peanuts.\nWhat should I avoid eating?\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("no LLM configured") && stderr.contains("[llm]"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("--- context (offline) ---"), "{stdout}");
+    assert!(
+        stdout.contains("[user] What should I avoid eating?"),
+        "{stdout}"
+    );
+}
