@@ -63,6 +63,12 @@ pub struct SearchArgs {
     /// Drop hits whose score (0..1) is below this.
     #[arg(long, default_value_t = 0.0)]
     min_score: f32,
+    /// Also search deleted and superseded memories.
+    #[arg(long)]
+    include_superseded: bool,
+    /// Search what was true at this date (YYYY-MM-DD or RFC 3339).
+    #[arg(long)]
+    as_of: Option<String>,
 }
 
 #[derive(Args)]
@@ -234,6 +240,8 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
     q.filter = parse_filter(a.filter.as_deref())?;
     q.kinds = parse_kinds(&a.kind)?;
     q.min_score = a.min_score;
+    q.include_superseded = a.include_superseded;
+    q.as_of = a.as_of.as_deref().map(parse_as_of).transpose()?;
     let memory = open(config)?;
     out.hits(&memory.search(&q)?)
 }

@@ -196,6 +196,51 @@ impl EmbeddedStore {
         })
     }
 
+    /// A throwaway exact index of the memories visible at `as_of` (or of
+    /// every version, current or not, when `as_of` is None): how a search
+    /// looks into the past, which the shared indexes (current rows only) do
+    /// not hold. Costs a scan of the partition; meant for occasional queries.
+    pub(crate) fn past_index(&self, partition: &str, as_of: Option<i64>) -> Result<PartitionIndex> {
+        let conn = self.conn();
+        let mut keywords = KeywordIndex::default();
+        let mut vectors = VectorIndex::Flat(Flat::new(self.embedder.dimensions));
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT row, text, context, metadata, embedding FROM memories WHERE partition = ?1 \
+                 AND (?2 IS NULL OR (valid_from <= ?2 AND (valid_until IS NULL OR valid_until > ?2)))",
+            )
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map(rusqlite::params![partition, as_of], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
+                    blob_to_vector(&r.get::<_, Vec<u8>>(4)?),
+                ))
+            })
+            .map_err(sql_err)?;
+        for row in rows {
+            let (row, text, context, metadata, v) = row.map_err(sql_err)?;
+            let speaker = speaker_of(&metadata);
+            self.index_keywords(
+                &mut keywords,
+                row,
+                &text,
+                context.as_deref(),
+                speaker.as_deref(),
+            );
+            vectors.insert(row, &v)?;
+        }
+        Ok(PartitionIndex {
+            vectors,
+            keywords,
+            applied_seq: 0,
+            saved_seq: 0,
+        })
+    }
+
     fn changed_rows(conn: &Connection, partition: &str, from: i64) -> Result<Vec<i64>> {
         let mut stmt = conn
             .prepare_cached("SELECT DISTINCT row FROM index_log WHERE partition = ?1 AND seq > ?2")

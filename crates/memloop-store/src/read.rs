@@ -1,6 +1,7 @@
 //! Reads: get, list, history, hybrid search, stats.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use memloop_core::fusion::{rrf, rrf_max, Ranks};
 use memloop_core::{
@@ -53,6 +54,10 @@ pub struct SearchQuery {
     /// the query names: a question about someone is usually answered by what
     /// they said, not by what was said to them.
     pub speaker_boost: f32,
+    /// Search what was true at this time (ms) instead of now.
+    pub as_of: Option<i64>,
+    /// Search every version, current, superseded or deleted.
+    pub include_superseded: bool,
 }
 
 impl SearchQuery {
@@ -72,6 +77,8 @@ impl SearchQuery {
             vector_weight: DEFAULT_VECTOR_WEIGHT,
             keyword_weight: 1.0,
             speaker_boost: DEFAULT_SPEAKER_BOOST,
+            as_of: None,
+            include_superseded: false,
         }
     }
 }
@@ -219,7 +226,13 @@ impl EmbeddedStore {
         } else {
             None
         };
-        let part = self.partition_index(&partition)?;
+        // The past is not in the shared indexes: build one for this query.
+        let past = q.as_of.is_some() || q.include_superseded;
+        let part = if past {
+            Arc::new(Mutex::new(self.past_index(&partition, q.as_of)?))
+        } else {
+            self.partition_index(&partition)?
+        };
         let terms = self.analyzer().terms(&q.text);
         let n = q.candidates.max(q.top_k);
         let query_words: HashSet<String> = q
@@ -304,7 +317,11 @@ impl EmbeddedStore {
             let Some(record) = records.get(&row) else {
                 continue;
             };
-            if !record.is_current(now) || score < q.min_score {
+            let visible = match q.as_of {
+                Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
+                None => q.include_superseded || record.is_current(now),
+            };
+            if !visible || score < q.min_score {
                 continue;
             }
             out.push(SearchHit {
@@ -323,7 +340,13 @@ impl EmbeddedStore {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND valid_until IS NULL"
+                "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 {}",
+                // A search of the past filters versions, not just current memories.
+                if q.as_of.is_some() || q.include_superseded {
+                    ""
+                } else {
+                    "AND valid_until IS NULL"
+                }
             ))
             .map_err(sql_err)?;
         let rows = stmt

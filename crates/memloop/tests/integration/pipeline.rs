@@ -2,7 +2,8 @@
 //! a loopback stub, supersession with history, idempotent replay, outbox.
 
 use memloop::{
-    Event, Kind, ListQuery, LongTermWriter, Memory, Scope, TurnToWrite, WritePipeline, WriteReport,
+    Event, Kind, ListQuery, LongTermWriter, Memory, Scope, SearchQuery, TurnToWrite, WritePipeline,
+    WriteReport,
 };
 
 use crate::stub;
@@ -119,6 +120,28 @@ fn offline_a_move_supersedes_keeps_history_and_replay_changes_nothing() {
         .unwrap();
     assert_eq!(before.len(), 1);
     assert_eq!(before[0].text, "User lives in Paris");
+    // Search looks into the past the same way; by default it sees only now.
+    let mut q = SearchQuery::new(alice.clone(), "where does the user live?");
+    q.kinds = vec![Kind::Fact];
+    let now: Vec<String> = m
+        .search(&q)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.text)
+        .collect();
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("Berlin"));
+    q.as_of = Some(SEP_15_2026);
+    let then: Vec<String> = m
+        .search(&q)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.text)
+        .collect();
+    assert_eq!(then, vec!["User lives in Paris"]);
+    q.as_of = None;
+    q.include_superseded = true;
+    assert_eq!(m.search(&q).unwrap().len(), 2);
 
     // The same turn again: nothing changes.
     let stats = m.stats().unwrap();
