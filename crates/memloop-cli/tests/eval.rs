@@ -76,3 +76,64 @@ fn locomo_slice_runs_with_baselines() {
     );
     assert!(r["per_category"]["5"]["questions"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn gate_measurement_reports_consistent_counts() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tiny-eval.jsonl"
+    );
+    let r = eval(&["gate", fixture, "--misses", "5"]);
+    assert_eq!(r["turns"], 6);
+    let c = &r["counts"];
+    let count = |k: &str| c[k].as_u64().unwrap();
+    assert_eq!(count("tp") + count("fp") + count("fn") + count("tn"), 6);
+    // T1, T3, T4 and T6 are cited; each states a fact the gate keeps.
+    assert_eq!(r["evidence_turns"], 4);
+    assert_eq!(count("tp") + count("fn"), 4);
+    assert_eq!(r["recall"], 1.0, "{r}");
+    assert_eq!(r["kept"].as_u64().unwrap(), count("tp") + count("fp"));
+    for key in ["precision", "recall", "f1", "kept_fraction"] {
+        let v = r[key].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{key} = {v}");
+    }
+    assert_eq!(r["per_category"]["4"]["evidence_turns"], 2);
+    assert_eq!(r["per_category"]["1"]["recall"], 1.0);
+    assert!(r["misses"].as_array().unwrap().is_empty());
+    let kept_reasons: u64 = r["reasons"]["kept"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(kept_reasons, count("tp") + count("fp"));
+}
+
+#[test]
+fn gate_on_a_locomo_slice_keeps_most_evidence() {
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/locomo-dev.json"
+    );
+    if !std::path::Path::new(data).is_file() {
+        eprintln!("skipped: {data} is not there");
+        return;
+    }
+    let r = eval(&["gate", data, "--limit", "1", "--misses", "3"]);
+    let c = &r["counts"];
+    let total: u64 = ["tp", "fp", "fn", "tn"]
+        .iter()
+        .map(|k| c[*k].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, r["turns"].as_u64().unwrap());
+    assert!(total > 400, "conv-26 has 419 turns");
+    let recall = r["recall"].as_f64().unwrap();
+    let kept = r["kept_fraction"].as_f64().unwrap();
+    // The gate errs towards keeping, yet drops a good share of chit-chat.
+    assert!(recall > 0.9 && kept < 0.8, "recall {recall}, kept {kept}");
+    assert!(r["misses"].as_array().unwrap().len() <= 3);
+    for cat in ["1", "2", "3", "4", "5"] {
+        let v = r["per_category"][cat]["recall"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "category {cat}: {v}");
+    }
+}

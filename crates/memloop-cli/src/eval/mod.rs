@@ -6,8 +6,10 @@
 //! same stores in the same run.
 
 mod format;
+mod gate;
 mod locomo;
 mod metrics;
+mod replay;
 mod report;
 
 use std::collections::{BTreeMap, HashSet};
@@ -32,6 +34,10 @@ pub enum EvalCommand {
     Locomo(EvalArgs),
     /// The generic format (docs/eval-format.md).
     Jsonl(EvalArgs),
+    /// The persistence gate: which turns it keeps against the turns questions cite (docs/gate.md).
+    Gate(gate::GateArgs),
+    /// Token economy: one conversation through the loop, input tokens against the full history.
+    Tokens(replay::ReplayArgs),
 }
 
 #[derive(Args)]
@@ -112,6 +118,8 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             let loaded = format::read_jsonl(&a.file)?;
             (a, (loaded, locomo::SkipReport::default()))
         }
+        EvalCommand::Gate(a) => return gate::run(out, &a),
+        EvalCommand::Tokens(a) => return replay::run(config, out, &a),
     };
     if let Some(n) = args.limit {
         conversations.truncate(n);

@@ -55,16 +55,23 @@ pub(super) fn reconcile_all(
     memory: &Memory,
     turn: &TurnToWrite,
     facts: Vec<Fact>,
+    vectors: Option<Vec<Vec<f32>>>,
     source: &str,
     report: &mut WriteReport,
 ) -> Result<()> {
     if facts.is_empty() {
         return Ok(());
     }
-    let s = Instant::now();
-    let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
-    let vectors = memory.embedder().embed_batch(&texts)?;
-    report.embed_us += s.elapsed().as_micros() as u64;
+    let vectors = match vectors {
+        Some(v) => v,
+        None => {
+            let s = Instant::now();
+            let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
+            let v = memory.embedder().embed_batch(&texts)?;
+            report.embed_us += s.elapsed().as_micros() as u64;
+            v
+        }
+    };
     let hits = candidates_for(memory, turn, &vectors, &facts)?;
     for ((fact, vector), hits) in facts.iter().zip(vectors).zip(hits) {
         let candidates: Vec<Candidate> = hits

@@ -149,12 +149,19 @@ pub(super) fn write(
     llm: &dyn Llm,
     memory: &Memory,
     turn: &TurnToWrite,
+    turn_vector: Option<Vec<f32>>,
     report: &mut WriteReport,
 ) -> Result<()> {
     // The stored facts nearest the turn are what the model may refer to.
-    let s = Instant::now();
-    let turn_vector = memory.embedder().embed(turn.text)?;
-    report.embed_us += s.elapsed().as_micros() as u64;
+    let turn_vector = match turn_vector {
+        Some(v) => v,
+        None => {
+            let s = Instant::now();
+            let v = memory.embedder().embed(turn.text)?;
+            report.embed_us += s.elapsed().as_micros() as u64;
+            v
+        }
+    };
     let mut scope = turn.scope.clone();
     scope.session_id = None;
     let mut q = SearchQuery::new(scope, turn.text);

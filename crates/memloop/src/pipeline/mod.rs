@@ -104,10 +104,10 @@ impl WritePipeline {
     /// Distils and reconciles the turn's facts, appending to `report`.
     fn facts(&self, memory: &Memory, turn: &TurnToWrite, report: &mut WriteReport) -> Result<()> {
         match &self.llm {
-            Some(llm) => llm_mode::write(self, llm.as_ref(), memory, turn, report),
+            Some(llm) => llm_mode::write(self, llm.as_ref(), memory, turn, None, report),
             None => {
                 let facts = extract_rules(turn.text, "user", turn.at);
-                apply::reconcile_all(self, memory, turn, facts, "rules", report)
+                apply::reconcile_all(self, memory, turn, facts, None, "rules", report)
             }
         }
     }
@@ -130,10 +130,25 @@ impl LongTermWriter for WritePipeline {
         }
         // The turn as said stays searchable: distilled text alone loses keywords.
         let episode = EpisodeWriter::episode(turn);
+        // Offline, the facts are known before any embedding: one batch for
+        // the episode and its facts (the LLM mode reuses the episode's vector
+        // to find the stored facts it shows the model).
+        let rule_facts = match self.llm {
+            Some(_) => Vec::new(),
+            None => extract_rules(turn.text, "user", turn.at),
+        };
+        let mut texts = vec![episode.text.as_str()];
+        texts.extend(rule_facts.iter().map(|f| f.text.as_str()));
         let s = Instant::now();
-        let vector = memory.embedder().embed(&episode.text)?;
+        let mut vectors = memory.embedder().embed_batch(&texts)?;
         report.embed_us += s.elapsed().as_micros() as u64;
-        for w in memory.add_embedded(turn.scope, vec![(episode, vector)])? {
+        if vectors.len() != texts.len() {
+            return Err(memloop_core::Error::Embedding(
+                "the embedder returned a wrong number of vectors".into(),
+            ));
+        }
+        let turn_vector = vectors.remove(0);
+        for w in memory.add_embedded(turn.scope, vec![(episode, turn_vector.clone())])? {
             report.events.push(WriteEvent {
                 id: w.id,
                 memory: w.memory,
@@ -145,7 +160,26 @@ impl LongTermWriter for WritePipeline {
         }
         // Any failure here (the LLM down or talking nonsense, mostly) leaves
         // the episode stored and queues the facts: the turn still returns.
-        if let Err(e) = self.facts(memory, turn, &mut report) {
+        let facts = match &self.llm {
+            Some(llm) => llm_mode::write(
+                self,
+                llm.as_ref(),
+                memory,
+                turn,
+                Some(turn_vector),
+                &mut report,
+            ),
+            None => apply::reconcile_all(
+                self,
+                memory,
+                turn,
+                rule_facts,
+                Some(vectors),
+                "rules",
+                &mut report,
+            ),
+        };
+        if let Err(e) = facts {
             {
                 let queued = QueuedTurn {
                     turn_id: turn.turn_id.to_string(),
