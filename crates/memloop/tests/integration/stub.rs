@@ -24,14 +24,12 @@ pub fn start_with(
     let requests = Arc::new(Mutex::new(Vec::new()));
     let (srv, reqs) = (server.clone(), requests.clone());
     std::thread::spawn(move || {
-        let mut n = 0;
-        for mut rq in srv.incoming_requests() {
+        for (n, mut rq) in srv.incoming_requests().enumerate() {
             let mut body = String::new();
             rq.as_reader().read_to_string(&mut body).unwrap();
             let body: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
             let (mut status, text) = answer(n, &body);
             reqs.lock().unwrap().push(body);
-            n += 1;
             // 599: answer 200, but only after the client's 1 s timeout.
             if status == 599 {
                 std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -78,4 +76,3 @@ impl LlmStub {
     }
 }
 
-use std::io::Read as _;
