@@ -18,6 +18,9 @@ pub struct MemoryLine {
     pub text: String,
     /// When the memory became true (ms); shown as a date.
     pub date: i64,
+    /// When it was written, if it came from the current session (ms): a
+    /// memory written from a turn still in the window repeats that turn.
+    pub from_this_session_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -97,10 +100,15 @@ pub fn assemble(
     let window = newest_turns(buffer, turns_room, budget.max_turns, count);
     let window_turns = &buffer[buffer.len() - window.0..];
 
-    // Second pass: drop memories the window already says.
+    // Second pass: drop memories the window already says, word for word or
+    // as facts distilled from a turn still in it.
+    let window_start = window_turns.first().map_or(i64::MAX, |t| t.at);
     let eligible: Vec<bool> = memories
         .iter()
-        .map(|m| !window_turns.iter().any(|t| same_text(&t.content, &m.text)))
+        .map(|m| {
+            !window_turns.iter().any(|t| same_text(&t.content, &m.text))
+                && m.from_this_session_at.is_none_or(|at| at < window_start)
+        })
         .collect();
     let (included, memory_tokens) =
         pick_memories(&lines, &eligible, budget.memory_tokens.min(room), count);
@@ -228,6 +236,7 @@ mod tests {
             id: id.into(),
             text: text.into(),
             date: 1_683_417_600_000, // 2023-05-07
+            from_this_session_at: None,
         }
     }
 
@@ -295,6 +304,25 @@ mod tests {
         );
         assert_eq!(c.included, vec![false, true]);
         assert!(!c.system.contains("paris"));
+    }
+
+    #[test]
+    fn a_fact_distilled_from_a_window_turn_is_left_out() {
+        let buffer = turns(&["I live in Paris", "Nice!"]);
+        let mut fresh = mem("a", "User lives in Paris");
+        fresh.from_this_session_at = Some(buffer[0].at);
+        let mut older = mem("b", "User has a cat");
+        older.from_this_session_at = Some(buffer[0].at - 1);
+        let c = assemble(
+            "s",
+            &[fresh, older],
+            None,
+            &buffer,
+            "q",
+            &ContextBudget::default(),
+            &words,
+        );
+        assert_eq!(c.included, vec![false, true]);
     }
 
     #[test]

@@ -132,3 +132,21 @@ impl Config {
         self
     }
 }
+
+#[cfg(test)]
+mod readme_tests {
+    use super::*;
+
+    /// The configuration example in the README parses, with every section.
+    #[test]
+    fn the_readme_example_is_a_valid_config() {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + readme[start..].find("```").unwrap();
+        let cfg: Config = toml::from_str(&readme[start..end]).unwrap();
+        assert!(cfg.llm.is_some());
+        assert_eq!(cfg.short_term.url.as_deref(), Some("redis://127.0.0.1:6379"));
+        assert_eq!(cfg.turn.budget.input_tokens, 4000);
+        assert!((cfg.turn.min_similarity - 0.3).abs() < 1e-6);
+    }
+}

@@ -285,6 +285,8 @@ impl MemoryLoop {
                 id: h.record.id.clone(),
                 text: h.record.text.clone(),
                 date: h.record.valid_from,
+                from_this_session_at: (h.record.provenance.session_id.as_deref() == Some(session))
+                    .then_some(h.record.created_at),
             })
             .collect();
         let count = |s: &str| self.tokens.count(s);
