@@ -997,7 +997,15 @@ fn chat_without_a_model_says_how_to_configure_one_and_shows_the_context() {
     let mut child = Command::new(BIN)
         .arg("--data-dir")
         .arg(s.dir.path())
-        .args(["chat", "--user", "u1", "--session", "c1"])
+        .args([
+            "--log-format",
+            "json",
+            "chat",
+            "--user",
+            "u1",
+            "--session",
+            "c1",
+        ])
         .env_remove("MEMLOOP_LLM_PROVIDER")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
