@@ -28,7 +28,7 @@ const SESSIONS: &[(&str, &[&str])] = &[
         "demo-session-2",
         &[
             "Hello again!",
-            "What should I cook for dinner tonight?",
+            "I am cooking dinner tonight: any foods I should avoid?",
             "When am I usually at work?",
             "Which seat should I pick on my flight to Lisbon?",
             "What's coming up for my daughter this autumn?",

@@ -723,6 +723,12 @@ fn dropped_subject(s: &Sentence) -> Option<Content> {
 
 /// A date, time or number: "last Friday", "in 2019", "three kids".
 fn dated(s: &Sentence) -> Option<Content> {
+    // "Thanks, that's all for today!", "Bye, see you next week": a closing
+    // formula's time word dates nothing.
+    let first = s.words.first().map(|w| base(&w.lower)).unwrap_or("");
+    if THANKS.contains(&first) || GREETINGS.contains(&first) || ACKNOWLEDGEMENTS.contains(&first) {
+        return None;
+    }
     let i = s.words.iter().position(|w| {
         let l = base(&w.lower);
         TIME_WORDS.contains(&l)

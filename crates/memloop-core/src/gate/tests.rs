@@ -252,3 +252,11 @@ fn llm_replies_are_read_tolerantly() {
     assert_eq!(parse_llm_tag("I think the answer is yes"), None);
     assert_eq!(parse_llm_tag("Yesterday"), None);
 }
+
+#[test]
+fn a_closing_formula_with_a_time_word_is_not_an_event() {
+    for t in ["Thanks, that's all for today!", "Bye, 2 cool!"] {
+        assert!(!kept(t), "{t}: {:?}", judge(t));
+    }
+    assert!(kept("Thanks! I ran my first 10k yesterday."));
+}
