@@ -6,8 +6,10 @@ mod commands;
 mod corpus;
 mod demo;
 mod eval;
+mod mcp;
 mod output;
 mod remember;
+mod serve;
 mod session;
 
 use std::path::PathBuf;
@@ -100,6 +102,10 @@ enum Command {
     /// Retrieval quality on long conversations (LoCoMo, or the generic JSONL format).
     #[command(subcommand)]
     Eval(eval::EvalCommand),
+    /// Serve the REST API (Mem0-style routes, the loop, sessions, metrics).
+    Serve(serve::ServeArgs),
+    /// Serve the memory tools over MCP on stdin/stdout (for Claude Code, Cursor, OpenClaw).
+    Mcp,
 }
 
 fn main() -> ExitCode {
@@ -229,5 +235,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(a) => bench::run(&config, &out, a),
         Command::Eval(c) => eval::run(&config, &out, c),
         Command::Session(a) => session::run(&out, a),
+        Command::Serve(a) => serve::run(&config, cli.config.as_deref(), cli.log_format, a),
+        Command::Mcp => mcp::run(&config),
     }
 }

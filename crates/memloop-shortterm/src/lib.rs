@@ -63,7 +63,9 @@ impl ShortTermStore for InProcessBuffer {
     fn summary(&self, tenant: &str, session: &str) -> Result<Option<Summary>> {
         validate_session(session)?;
         let sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(sums.get(&(tenant.to_string(), session.to_string())).cloned())
+        Ok(sums
+            .get(&(tenant.to_string(), session.to_string()))
+            .cloned())
     }
 
     fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()> {
@@ -115,8 +117,24 @@ mod tests {
             3,
             "a bad batch appends nothing"
         );
-        b.set_summary("t", "s1", &Summary { text: "greetings".into(), covers: 2 }).unwrap();
-        b.set_summary("t", "s1", &Summary { text: "older".into(), covers: 1 }).unwrap();
+        b.set_summary(
+            "t",
+            "s1",
+            &Summary {
+                text: "greetings".into(),
+                covers: 2,
+            },
+        )
+        .unwrap();
+        b.set_summary(
+            "t",
+            "s1",
+            &Summary {
+                text: "older".into(),
+                covers: 1,
+            },
+        )
+        .unwrap();
         assert_eq!(b.summary("t", "s1").unwrap().unwrap().text, "greetings");
         b.clear("t", "s1").unwrap();
         assert_eq!(b.summary("t", "s1").unwrap(), None);

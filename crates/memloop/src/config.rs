@@ -145,7 +145,10 @@ mod readme_tests {
         let end = start + readme[start..].find("```").unwrap();
         let cfg: Config = toml::from_str(&readme[start..end]).unwrap();
         assert!(cfg.llm.is_some());
-        assert_eq!(cfg.short_term.url.as_deref(), Some("redis://127.0.0.1:6379"));
+        assert_eq!(
+            cfg.short_term.url.as_deref(),
+            Some("redis://127.0.0.1:6379")
+        );
         assert_eq!(cfg.turn.budget.input_tokens, 4000);
         assert!((cfg.turn.min_similarity - 0.3).abs() < 1e-6);
     }

@@ -16,7 +16,8 @@ use crate::config::{Config, EmbedderConfig};
 use crate::lazy::LazyEmbedder;
 
 /// A memory store opened on a data directory. Cheap to share across threads
-/// (`&Memory` is `Sync`). Operations by id act in the default tenant.
+/// (`&Memory` is `Sync`). Operations by id act in the default tenant;
+/// their `_in` variants (`get_in`, `update_in`, …) take the tenant.
 pub struct Memory {
     store: EmbeddedStore,
     embedder: Arc<dyn Embedder>,
@@ -126,7 +127,14 @@ impl Memory {
     }
 
     pub fn get(&self, id: &str) -> Result<MemoryRecord> {
-        self.store.get(Scope::DEFAULT_TENANT, id)
+        self.get_in(Scope::DEFAULT_TENANT, id)
+    }
+
+    /// One memory of `tenant`. Another tenant's id is `NotFound`, exactly
+    /// like an unknown one (the `_in` methods are what a multi-tenant front
+    /// end such as the server calls).
+    pub fn get_in(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+        self.store.get(tenant, id)
     }
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
@@ -146,7 +154,12 @@ impl Memory {
 
     /// Changes any of text, metadata, expiry and importance of a memory.
     pub fn update_with(&self, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
-        let (rec, old) = self.store.update(Scope::DEFAULT_TENANT, id, change)?;
+        self.update_in(Scope::DEFAULT_TENANT, id, change)
+    }
+
+    /// `update_with` on a memory of `tenant` (another tenant's id: `NotFound`).
+    pub fn update_in(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
+        let (rec, old) = self.store.update(tenant, id, change)?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -157,7 +170,12 @@ impl Memory {
 
     /// Ends a memory's validity; it stays readable by id and in history.
     pub fn delete(&self, id: &str) -> Result<WriteResult> {
-        let rec = self.store.delete(Scope::DEFAULT_TENANT, id, None)?;
+        self.delete_in(Scope::DEFAULT_TENANT, id)
+    }
+
+    /// `delete` of a memory of `tenant` (another tenant's id: `NotFound`).
+    pub fn delete_in(&self, tenant: &str, id: &str) -> Result<WriteResult> {
+        let rec = self.store.delete(tenant, id, None)?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -172,7 +190,12 @@ impl Memory {
     }
 
     pub fn history(&self, id: &str) -> Result<Vec<HistoryEntry>> {
-        self.store.history(Scope::DEFAULT_TENANT, id)
+        self.history_in(Scope::DEFAULT_TENANT, id)
+    }
+
+    /// `history` of a memory of `tenant` (another tenant's id: `NotFound`).
+    pub fn history_in(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+        self.store.history(tenant, id)
     }
 
     /// Hybrid search (vector + BM25) in the query's scope.

@@ -75,4 +75,3 @@ impl LlmStub {
         self.requests.lock().unwrap().clone()
     }
 }
-

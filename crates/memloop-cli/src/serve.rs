@@ -1,0 +1,63 @@
+//! `memloop serve`: the REST API (see docs/server.md).
+
+use std::path::Path;
+
+use clap::Args;
+use memloop::Config;
+
+use crate::LogFormat;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on, HOST:PORT (default 127.0.0.1:8420, or [server] addr).
+    /// Without API keys (MEMLOOP_API_KEYS) only a loopback address is allowed.
+    #[arg(long, env = "MEMLOOP_ADDR")]
+    addr: Option<String>,
+}
+
+pub fn run(
+    config: &Config,
+    config_file: Option<&Path>,
+    log_format: Option<LogFormat>,
+    a: ServeArgs,
+) -> anyhow::Result<()> {
+    // A server logs every request: text lines on stderr unless asked for JSON.
+    crate::init_logs(log_format.unwrap_or(LogFormat::Text));
+    let mut server = memloop_server::ServerConfig::load(config_file)?;
+    if let Some(addr) = a.addr {
+        server.addr = addr;
+    }
+    let keyless = server.api_keys.is_empty();
+    memloop_server::run(config, server, Some(mcp_mount(keyless)))?;
+    Ok(())
+}
+
+/// `/mcp`: the MCP tools over streamable HTTP, on the server's own loop and
+/// writer, in the tenant the server's authentication put on the request.
+fn mcp_mount(keyless: bool) -> memloop_server::McpMount {
+    Box::new(move |state: &memloop_server::AppState| {
+        use memloop_mcp::{HttpOptions, MemoryTools, TenantResolver};
+        let tools = MemoryTools::new(
+            state.memory_loop().clone(),
+            std::sync::Arc::new(state.pipeline().clone()),
+        );
+        let tenant = TenantResolver::new(|parts| {
+            parts
+                .extensions
+                .get::<memloop_server::Tenant>()
+                .map(|t| t.0.clone())
+                .ok_or_else(|| "this request carries no tenant: send an API key".to_string())
+        });
+        let options = HttpOptions {
+            tenant,
+            // Behind API keys any host name may reach it; keyless, loopback names only.
+            allowed_hosts: if keyless {
+                HttpOptions::default().allowed_hosts
+            } else {
+                Vec::new()
+            },
+            ..HttpOptions::default()
+        };
+        memloop_mcp::router(tools, options)
+    })
+}

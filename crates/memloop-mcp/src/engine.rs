@@ -1,0 +1,181 @@
+//! The operations behind the tools, on the blocking memloop API: each takes
+//! a tool's arguments and the caller's tenant and returns the JSON the tool
+//! answers with. Run on a blocking thread (SQLite, CPU embedding).
+
+use std::sync::Arc;
+
+use memloop::gate::{self, GateDecision};
+use memloop::{
+    Config, Error, Filter, Kind, LongTermWriter, Memory, MemoryLoop, NewMemory, Result, Scope,
+    SearchQuery, TurnToWrite, WritePipeline,
+};
+use serde_json::{json, Value};
+
+use crate::args::{
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, SearchArgs,
+};
+
+/// A memory store, the loop over it (for `memory_context`) and the long-term
+/// writer (for `memory_remember`). Shared by every connection.
+pub(crate) struct Engine {
+    lp: MemoryLoop,
+    writer: Arc<dyn LongTermWriter>,
+}
+
+impl Engine {
+    pub(crate) fn new(lp: MemoryLoop, writer: Arc<dyn LongTermWriter>) -> Engine {
+        Engine { lp, writer }
+    }
+
+    /// The store in `cfg.data_dir`, the configured short-term buffer and
+    /// LLM (none: extraction by rules, as `memloop remember` does).
+    pub(crate) fn open(cfg: &Config) -> Result<Engine> {
+        let memory = Arc::new(Memory::open_with(cfg)?);
+        let mut lp = MemoryLoop::new(memory, cfg.short_term.build()?, cfg.turn.clone())?;
+        let llm: Option<Arc<dyn memloop::Llm>> = match &cfg.llm {
+            Some(c) => Some(Arc::from(c.build()?)),
+            None => None,
+        };
+        if let Some(llm) = &llm {
+            lp = lp.with_llm(Arc::clone(llm));
+        }
+        Ok(Engine::new(lp, Arc::new(WritePipeline::new(llm))))
+    }
+
+    pub(crate) fn memory(&self) -> &Memory {
+        self.lp.memory()
+    }
+
+    pub(crate) fn search(&self, tenant: &str, a: SearchArgs) -> Result<Value> {
+        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let mut q = SearchQuery::new(scope, a.query);
+        if let Some(k) = a.top_k {
+            q.top_k = k;
+        }
+        q.filter = a.filters.as_ref().map(parse_filter).transpose()?;
+        if let Some(s) = a.min_score {
+            q.min_score = s;
+        }
+        let hits = self.memory().search(&q)?;
+        Ok(json!({ "results": hits }))
+    }
+
+    pub(crate) fn add(&self, tenant: &str, a: AddArgs) -> Result<Value> {
+        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let kind = a.kind.as_deref().map(Kind::parse).transpose()?;
+        let mut m = NewMemory::text(a.text).kind(kind.unwrap_or_default());
+        if let Some(metadata) = a.metadata {
+            m = m.metadata(metadata);
+        }
+        let written = self.memory().add(&scope, m)?;
+        Ok(json!({ "results": [written] }))
+    }
+
+    /// The write pipeline on one user turn, as `memloop remember` runs it:
+    /// the gate, then extraction and reconciliation with stored facts.
+    pub(crate) fn remember(&self, tenant: &str, a: RememberArgs) -> Result<Value> {
+        memloop::text::validate_text(&a.text)?;
+        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let decision = if a.skip_gate.unwrap_or(false) {
+            GateDecision {
+                persist: true,
+                reason: "gate skipped (skip_gate)".into(),
+            }
+        } else {
+            gate::heuristic(&a.text, "user", &self.lp.config().gate)
+        };
+        let mut results = Vec::new();
+        let mut notes = Vec::new();
+        if decision.persist {
+            // The same words in the same session are the same turn, so a
+            // client retrying the call changes nothing.
+            let turn_id = format!(
+                "remember-{}",
+                &memloop::text::content_hash(&format!(
+                    "{}\n{}",
+                    scope.session_id.as_deref().unwrap_or(""),
+                    a.text
+                ))[..16]
+            );
+            let turn = TurnToWrite {
+                scope: &scope,
+                turn_id: &turn_id,
+                role: "user",
+                text: &a.text,
+                at: memloop::now_millis(),
+                context: None,
+            };
+            let report = self.writer.write(self.memory(), &turn)?;
+            results = report.events;
+            notes = report.notes;
+            notes.extend(report.deferred);
+        }
+        Ok(json!({
+            "results": results,
+            "persisted": decision.persist,
+            "reason": decision.reason,
+            "notes": notes,
+        }))
+    }
+
+    pub(crate) fn get(&self, tenant: &str, a: GetArgs) -> Result<Value> {
+        let record = self.memory().store().get(tenant, &a.id)?;
+        to_json(&record)
+    }
+
+    pub(crate) fn history(&self, tenant: &str, a: HistoryArgs) -> Result<Value> {
+        let entries = self.memory().store().history(tenant, &a.id)?;
+        Ok(json!({ "results": entries }))
+    }
+
+    pub(crate) fn forget(&self, tenant: &str, a: ForgetArgs) -> Result<Value> {
+        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let report = self.memory().forget(&scope, a.purge.unwrap_or(false))?;
+        to_json(&report)
+    }
+
+    /// What a turn would send to the model: the system prompt with the
+    /// recalled memories, the session's recent turns and the input; nothing
+    /// is written and no LLM is called.
+    pub(crate) fn context(&self, tenant: &str, a: ContextArgs) -> Result<Value> {
+        let scope = scope(tenant, &a.user_id, a.agent_id, Some(a.session_id))?;
+        let (request, trace) = self.lp.context(&scope, &a.input)?;
+        Ok(json!({
+            "system": request.system,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "trace": trace,
+        }))
+    }
+}
+
+fn scope(
+    tenant: &str,
+    user_id: &str,
+    agent_id: Option<String>,
+    session_id: Option<String>,
+) -> Result<Scope> {
+    let scope = Scope {
+        tenant: tenant.to_string(),
+        user_id: Some(user_id.to_string()),
+        agent_id,
+        session_id,
+    };
+    scope.validate()?;
+    Ok(scope)
+}
+
+/// A filter as Mem0 sends it (a JSON object) or in memloop's text form.
+fn parse_filter(v: &Value) -> Result<Filter> {
+    match v {
+        Value::String(s) => Filter::parse(s),
+        Value::Object(_) => Filter::from_json(v),
+        _ => Err(Error::invalid(
+            "filters must be an object like {\"topic\": \"food\"} or a string like 'topic = \"food\" AND rating >= 4'",
+        )),
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<Value> {
+    serde_json::to_value(v).map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))
+}

@@ -1,0 +1,193 @@
+//! The MCP server: seven memory tools over one shared [`Engine`].
+
+use std::sync::Arc;
+
+use memloop::{Config, LongTermWriter, MemoryLoop};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Extensions};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
+use serde_json::{json, Value};
+
+use crate::args::{
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, SearchArgs,
+};
+use crate::engine::Engine;
+use crate::tenant::TenantResolver;
+
+/// The memloop MCP server. Cheap to clone (the store is shared); one clone
+/// serves each connection. Every call runs on a blocking thread, and every
+/// failure comes back as a tool error (`isError: true`) whose text is
+/// `code: message`, with `{"error": {"code", "message"}}` as structured content.
+#[derive(Clone)]
+pub struct MemoryTools {
+    engine: Arc<Engine>,
+    tenant: TenantResolver,
+    tool_router: ToolRouter<MemoryTools>,
+}
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+impl MemoryTools {
+    /// Tools over a loop and a writer of your own (a server sharing its
+    /// store). Calls act in the default tenant until [`Self::with_tenant`].
+    pub fn new(lp: MemoryLoop, writer: Arc<dyn LongTermWriter>) -> MemoryTools {
+        MemoryTools::from_engine(Engine::new(lp, writer))
+    }
+
+    /// Tools over the store configured in `cfg` (data dir, embedder,
+    /// short-term buffer, LLM for extraction: none means rules).
+    pub fn open(cfg: &Config) -> memloop::Result<MemoryTools> {
+        Ok(MemoryTools::from_engine(Engine::open(cfg)?))
+    }
+
+    fn from_engine(engine: Engine) -> MemoryTools {
+        MemoryTools {
+            engine: Arc::new(engine),
+            tenant: TenantResolver::default(),
+            tool_router: MemoryTools::tool_router(),
+        }
+    }
+
+    /// How each call's tenant is found (see [`TenantResolver`]).
+    pub fn with_tenant(mut self, tenant: TenantResolver) -> MemoryTools {
+        self.tenant = tenant;
+        self
+    }
+
+    /// Loads the embedding model now, so the first call does not wait for
+    /// it. Blocking; call from a blocking thread.
+    pub fn warm_up(&self) -> memloop::Result<()> {
+        self.engine.memory().embedder().embed("warm up").map(|_| ())
+    }
+
+    /// Resolves the tenant, then runs `op` on a blocking thread.
+    async fn run<A: Send + 'static>(
+        &self,
+        ext: &Extensions,
+        args: A,
+        op: fn(&Engine, &str, A) -> memloop::Result<Value>,
+    ) -> ToolResult {
+        let tenant = match self.tenant.resolve(ext.get::<http::request::Parts>()) {
+            Ok(t) => t,
+            Err(message) => return Ok(tool_error("unauthorized", &message)),
+        };
+        let engine = Arc::clone(&self.engine);
+        let joined = tokio::task::spawn_blocking(move || op(&engine, &tenant, args)).await;
+        Ok(match joined {
+            Ok(Ok(value)) => CallToolResult::structured(value),
+            Ok(Err(e)) => tool_error(e.code(), &e.to_string()),
+            Err(e) => {
+                tracing::error!(error = %e, "an MCP tool call failed inside memloop");
+                tool_error("internal", "internal error: the call failed inside memloop; nothing more is known (see the server log)")
+            }
+        })
+    }
+}
+
+fn tool_error(code: &str, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
+    r.structured_content = Some(json!({"error": {"code": code, "message": message}}));
+    r
+}
+
+#[tool_router]
+impl MemoryTools {
+    #[tool(
+        description = "Search the user's long-term memories by meaning and keyword. Returns {\"results\": [{id, memory, score, scores, kind, metadata, ...}]}, best first.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_search(
+        &self,
+        Parameters(a): Parameters<SearchArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::search).await
+    }
+
+    #[tool(
+        description = "Store a memory for the user exactly as given (no extraction). Storing the same text again is a NOOP returning the existing id. Returns {\"results\": [{id, memory, event}]}.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_add(&self, Parameters(a): Parameters<AddArgs>, ext: Extensions) -> ToolResult {
+        self.run(&ext, a, Engine::add).await
+    }
+
+    #[tool(
+        description = "Remember what the user said: the write pipeline keeps the turn as an episode, distils its facts and reconciles them with stored ones. Returns {\"results\": [{id, memory, event: ADD|UPDATE|DELETE|NOOP, kind, reason, previous_memory?}], \"persisted\", \"reason\", \"notes\"}.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_remember(
+        &self,
+        Parameters(a): Parameters<RememberArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::remember).await
+    }
+
+    #[tool(
+        description = "One memory by id, current or not (valid_until is set once it was deleted or superseded).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_get(&self, Parameters(a): Parameters<GetArgs>, ext: Extensions) -> ToolResult {
+        self.run(&ext, a, Engine::get).await
+    }
+
+    #[tool(
+        description = "Delete every memory of a user (optionally only an agent's or a session's). Returns the counts deleted.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_forget(
+        &self,
+        Parameters(a): Parameters<ForgetArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::forget).await
+    }
+
+    #[tool(
+        description = "Every change to one memory, oldest first: {\"results\": [{event, old_memory, new_memory, at, ...}]}.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_history(
+        &self,
+        Parameters(a): Parameters<HistoryArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::history).await
+    }
+
+    #[tool(
+        description = "Assemble the context for the user's next message without calling a model: the system prompt with the relevant memories, the session's recent turns and the message, within the token budget. Returns {system, messages, max_tokens, trace}.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_context(
+        &self,
+        Parameters(a): Parameters<ContextArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::context).await
+    }
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "memloop",
+    instructions = "Long-term memory for the user. Before answering, call memory_search (or memory_context for a ready system prompt) with the user's id; when the user says something worth keeping, call memory_remember (facts are distilled and reconciled) or memory_add (stored verbatim)."
+)]
+impl ServerHandler for MemoryTools {}

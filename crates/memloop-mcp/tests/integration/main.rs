@@ -1,0 +1,286 @@
+//! The MCP tools driven by rmcp's real client: over an in-process byte
+//! stream (what stdio carries) and over streamable HTTP on a socket. The CLI
+//! crate's tests/mcp.rs does the same against the `memloop mcp` binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod http;
+mod stream;
+
+use std::sync::{Arc, OnceLock};
+
+use memloop::{
+    Embedder, InProcessBuffer, LoopConfig, Memory, MemoryLoop, MiniLmEmbedder, StoreOptions,
+    WritePipeline,
+};
+use memloop_mcp::rmcp::model::{CallToolRequestParams, CallToolResult};
+use memloop_mcp::rmcp::service::{RoleClient, RunningService, ServerSink};
+use memloop_mcp::MemoryTools;
+use serde_json::{json, Value};
+
+pub type Client = RunningService<RoleClient, memloop_mcp::rmcp::model::ClientConfig>;
+
+/// The real local model, loaded once per test binary.
+pub fn embedder() -> Arc<dyn Embedder> {
+    static E: OnceLock<Arc<MiniLmEmbedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        Arc::new(MiniLmEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
+    })
+    .clone()
+}
+
+/// Tools over a fresh store in `dir`, offline (rules extraction).
+pub fn tools(dir: &std::path::Path) -> MemoryTools {
+    let memory = Memory::with_embedder(dir, embedder(), StoreOptions::default()).unwrap();
+    let lp = MemoryLoop::new(
+        Arc::new(memory),
+        Arc::new(InProcessBuffer::new()),
+        LoopConfig::default(),
+    )
+    .unwrap();
+    MemoryTools::new(lp, Arc::new(WritePipeline::new(None)))
+}
+
+pub async fn call(client: &ServerSink, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: the call itself failed: {e}"))
+}
+
+/// The structured result of a call that must have succeeded.
+pub async fn ok(client: &ServerSink, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{tool} {args} failed: {r:?}");
+    let v = r.structured_content.clone().expect("structured content");
+    // The text content carries the same JSON, for clients that read only text.
+    let text = r.content[0].as_text().expect("text content").text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+    v
+}
+
+/// The message of a call that must have failed as a tool error.
+pub async fn tool_error(client: &ServerSink, tool: &str, args: Value) -> (String, String) {
+    let r = call(client, tool, args.clone()).await;
+    assert_eq!(r.is_error, Some(true), "{tool} {args} should fail: {r:?}");
+    let e = &r.structured_content.as_ref().expect("structured error")["error"];
+    let text = r.content[0].as_text().expect("text content").text.clone();
+    assert!(text.starts_with(e["code"].as_str().unwrap()), "{text}");
+    (
+        e["code"].as_str().unwrap().to_string(),
+        e["message"].as_str().unwrap().to_string(),
+    )
+}
+
+pub const TOOLS: [&str; 7] = [
+    "memory_add",
+    "memory_context",
+    "memory_forget",
+    "memory_get",
+    "memory_history",
+    "memory_remember",
+    "memory_search",
+];
+
+/// Every tool once, over whatever transport `client` speaks: list, add then
+/// search, remember (ADD then UPDATE), get and history, context, errors,
+/// forget. `user` keeps runs sharing a store apart.
+pub async fn exercise(client: &ServerSink, user: &str) {
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, TOOLS);
+
+    // Raw add, then search finds it first.
+    let added = ok(
+        client,
+        "memory_add",
+        json!({"text": "I'm vegetarian and allergic to peanuts", "user_id": user,
+               "metadata": {"topic": "food"}}),
+    )
+    .await;
+    let peanut_id = added["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(added["results"][0]["event"], "ADD");
+    ok(
+        client,
+        "memory_add",
+        json!({"text": "Emma starts school in September", "user_id": user}),
+    )
+    .await;
+    let found = ok(
+        client,
+        "memory_search",
+        json!({"query": "what food should I avoid?", "user_id": user, "top_k": 5}),
+    )
+    .await;
+    assert_eq!(found["results"][0]["id"], peanut_id.as_str(), "{found}");
+    assert_eq!(
+        found["results"][0]["memory"],
+        "I'm vegetarian and allergic to peanuts"
+    );
+    let filtered = ok(
+        client,
+        "memory_search",
+        json!({"query": "school", "user_id": user, "filters": {"topic": "food"}}),
+    )
+    .await;
+    let ids: Vec<&str> = filtered["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [peanut_id.as_str()], "the filter keeps only food");
+    let other = ok(
+        client,
+        "memory_search",
+        json!({"query": "peanuts", "user_id": format!("{user}-other")}),
+    )
+    .await;
+    assert_eq!(other["results"], json!([]), "another user sees nothing");
+
+    // The write pipeline: a fact added, then superseded.
+    let paris = ok(
+        client,
+        "memory_remember",
+        json!({"text": "I live in Paris", "user_id": user}),
+    )
+    .await;
+    assert_eq!(paris["persisted"], true, "{paris}");
+    let fact = paris["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "fact")
+        .unwrap_or_else(|| panic!("no fact in {paris}"))
+        .clone();
+    assert_eq!(fact["event"], "ADD");
+    assert_eq!(fact["memory"], "User lives in Paris");
+    let fact_id = fact["id"].as_str().unwrap().to_string();
+    let moved = ok(
+        client,
+        "memory_remember",
+        json!({"text": "I moved to Berlin last month", "user_id": user}),
+    )
+    .await;
+    let update = moved["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "fact")
+        .unwrap_or_else(|| panic!("no fact in {moved}"))
+        .clone();
+    assert_eq!(update["event"], "UPDATE", "{moved}");
+    assert!(update["memory"].as_str().unwrap().contains("Berlin"));
+    assert_eq!(update["previous_memory"], "User lives in Paris");
+    let hi = ok(
+        client,
+        "memory_remember",
+        json!({"text": "Hi there!", "user_id": user}),
+    )
+    .await;
+    assert_eq!(hi["persisted"], false, "small talk is not kept: {hi}");
+    assert_eq!(hi["results"], json!([]));
+
+    // get and history.
+    let got = ok(client, "memory_get", json!({"id": peanut_id})).await;
+    assert_eq!(got["memory"], "I'm vegetarian and allergic to peanuts");
+    assert_eq!(got["user_id"], user);
+    assert_eq!(got["metadata"]["topic"], "food");
+    let history = ok(client, "memory_history", json!({"id": fact_id})).await;
+    let events: Vec<&str> = history["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events[0], "ADD", "{history}");
+    assert!(events.len() >= 2, "the move is in the history: {history}");
+
+    // The assembled context carries the memories in the system prompt.
+    let ctx = ok(
+        client,
+        "memory_context",
+        json!({"input": "Which foods should I avoid?", "user_id": user,
+               "session_id": "s1"}),
+    )
+    .await;
+    let system = ctx["system"].as_str().unwrap();
+    assert!(system.contains("allergic to peanuts"), "{system}");
+    let messages = ctx["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "Which foods should I avoid?"
+    );
+    assert!(ctx["trace"]["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["id"] == peanut_id.as_str() && m["included"] == true));
+
+    // Errors come back as tool errors with the reason, not as a failed call.
+    let (code, message) = tool_error(client, "memory_get", json!({"id": "no-such-id"})).await;
+    assert_eq!(code, "not_found");
+    assert!(
+        message.contains("no memory with id no-such-id"),
+        "{message}"
+    );
+    let (code, _) = tool_error(client, "memory_history", json!({"id": "no-such-id"})).await;
+    assert_eq!(code, "not_found");
+    let (code, message) = tool_error(
+        client,
+        "memory_add",
+        json!({"text": "x", "user_id": user, "metadata": [1, 2]}),
+    )
+    .await;
+    assert_eq!(code, "invalid_input");
+    assert!(message.contains("metadata"), "{message}");
+    let (code, _) = tool_error(
+        client,
+        "memory_search",
+        json!({"query": "x", "user_id": user, "top_k": 0}),
+    )
+    .await;
+    assert_eq!(code, "invalid_input");
+    let (code, _) = tool_error(
+        client,
+        "memory_search",
+        json!({"query": "x", "user_id": user, "filters": "topic = = food"}),
+    )
+    .await;
+    assert_eq!(code, "invalid_input");
+    let (code, _) = tool_error(client, "memory_add", json!({"text": "x", "user_id": " "})).await;
+    assert_eq!(code, "invalid_input");
+    // Arguments that do not fit the schema are refused by the SDK before memloop.
+    let bad = client
+        .call_tool(
+            CallToolRequestParams::new("memory_search")
+                .with_arguments(json!({"user_id": user}).as_object().unwrap().clone()),
+        )
+        .await;
+    let bad = bad.unwrap();
+    assert_eq!(bad.is_error, Some(true), "{bad:?}");
+    let text = &bad.content[0].as_text().unwrap().text;
+    assert!(text.contains("query"), "{text}");
+
+    // Forget the user: everything gone from search and get.
+    let forgot = ok(client, "memory_forget", json!({"user_id": user})).await;
+    assert!(
+        forgot["memories_deleted"].as_u64().unwrap() >= 4,
+        "{forgot}"
+    );
+    let after = ok(
+        client,
+        "memory_search",
+        json!({"query": "peanuts", "user_id": user}),
+    )
+    .await;
+    assert_eq!(after["results"], json!([]));
+}

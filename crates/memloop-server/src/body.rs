@@ -1,0 +1,322 @@
+//! Request bodies and query strings, Mem0-style: `messages` (a list or one
+//! string), `user_id` / `agent_id` / `run_id` (run = memloop's session),
+//! `metadata`, `infer`, `query`, `top_k` (or `limit`), `filters`.
+
+use memloop::{Filter, Kind, Scope};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Tenant;
+use crate::error::ApiError;
+
+/// The most results one search or list returns.
+pub const MAX_TOP_K: usize = 1000;
+
+/// One message of a conversation.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct Message {
+    /// user, assistant, system or tool.
+    pub role: String,
+    pub content: String,
+}
+
+/// A list of messages, or one string (taken as a user message).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum Messages {
+    List(Vec<Message>),
+    Text(String),
+}
+
+impl Messages {
+    /// The messages, a bare string becoming one user message; every role checked.
+    pub fn into_list(self) -> Result<Vec<Message>, ApiError> {
+        let list = match self {
+            Messages::List(l) => l,
+            Messages::Text(t) => vec![Message {
+                role: "user".into(),
+                content: t,
+            }],
+        };
+        for m in &list {
+            if !matches!(m.role.as_str(), "user" | "assistant" | "system" | "tool") {
+                return Err(ApiError::invalid(format!(
+                    "unknown role {:?}: use user, assistant, system or tool",
+                    m.role
+                )));
+            }
+        }
+        Ok(list)
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /v1/memories`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AddRequest {
+    pub messages: Messages,
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The session (memloop's `session_id`, also accepted under that name).
+    #[serde(default, alias = "session_id")]
+    pub run_id: Option<String>,
+    /// A JSON object stored with each memory (`infer: false` only).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    /// true (the default, as in Mem0): distil facts from each user message
+    /// through the write pipeline and reconcile them with stored ones.
+    /// false: store each non-system message as given.
+    #[serde(default = "yes")]
+    pub infer: bool,
+    /// fact (default), episode or procedure (`infer: false` only).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "fact")]
+    pub kind: Option<Kind>,
+    /// 0 to 1 (`infer: false` only).
+    #[serde(default)]
+    pub importance: Option<f32>,
+}
+
+/// `POST /v1/memories/search`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SearchRequest {
+    pub query: String,
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default, alias = "session_id")]
+    pub run_id: Option<String>,
+    /// 1 to 1000, default 10 (`limit` is accepted too).
+    #[serde(default, alias = "limit")]
+    pub top_k: Option<usize>,
+    /// Mem0 JSON filters (`{"AND":[{"topic":"food"},{"rating":{"gte":4}}]}`)
+    /// or the text form (`topic = "food" AND rating >= 4`). Without a
+    /// top-level user_id / agent_id / run_id, those named by equality in the
+    /// filters (at the top or in a top-level AND) choose the scope.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub filters: Option<Value>,
+    /// Only these kinds (fact, episode, procedure).
+    #[serde(default)]
+    #[schema(value_type = Vec<String>)]
+    pub kinds: Vec<Kind>,
+    /// Drop hits scoring (0..1) below this (`threshold` is accepted too).
+    #[serde(default, alias = "threshold")]
+    pub min_score: Option<f32>,
+}
+
+/// `GET /v1/memories`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    #[serde(alias = "session_id")]
+    pub run_id: Option<String>,
+    /// At most 1000, default 100.
+    pub limit: Option<usize>,
+    pub offset: Option<usize>,
+    /// fact, episode or procedure.
+    pub kind: Option<String>,
+    /// Also deleted and superseded memories.
+    pub include_superseded: Option<bool>,
+    /// A filter, text or JSON form.
+    pub filter: Option<String>,
+}
+
+/// `DELETE /v1/memories`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ForgetParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    #[serde(alias = "session_id")]
+    pub run_id: Option<String>,
+    /// Also delete their history (deleted pages are zeroed).
+    pub purge: Option<bool>,
+}
+
+/// `PUT /v1/memories/{id}`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateRequest {
+    /// The new text (re-embedded; the old one stays in history).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Replaces the metadata object.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// `POST /v1/context` and `POST /v1/turn`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LoopRequest {
+    /// What the user says this turn (`query` and `message` are accepted too).
+    #[serde(alias = "query", alias = "message")]
+    pub input: String,
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The session (required: the loop keeps a short-term buffer per session).
+    #[serde(default, alias = "session_id")]
+    pub run_id: Option<String>,
+}
+
+/// `POST /v1/sessions/{id}/messages`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AppendRequest {
+    pub messages: Messages,
+}
+
+/// The scope of a request in the caller's tenant.
+pub fn scope_of(
+    tenant: &Tenant,
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+) -> Result<Scope, ApiError> {
+    let scope = Scope {
+        tenant: tenant.0.clone(),
+        user_id,
+        agent_id,
+        session_id: run_id,
+    };
+    scope.validate().map_err(|_| scope_error(&scope))?;
+    Ok(scope)
+}
+
+fn scope_error(scope: &Scope) -> ApiError {
+    match scope.validate() {
+        Err(memloop::Error::InvalidInput(m)) if m.starts_with("no scope") => {
+            ApiError::invalid("no scope: give user_id or agent_id (run_id narrows to a session)")
+        }
+        Err(e) => ApiError::from(e),
+        Ok(()) => ApiError::internal("scope check disagreed with itself"),
+    }
+}
+
+pub fn check_top_k(name: &str, n: usize) -> Result<usize, ApiError> {
+    if n == 0 || n > MAX_TOP_K {
+        return Err(ApiError::invalid(format!(
+            "{name} must be between 1 and {MAX_TOP_K} (got {n})"
+        )));
+    }
+    Ok(n)
+}
+
+/// A filter in either form; an empty object or string is no filter.
+pub fn parse_filter_value(v: Option<Value>) -> Result<Option<Filter>, ApiError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => parse_filter_text(Some(&s)),
+        Some(Value::Object(o)) if o.is_empty() => Ok(None),
+        Some(v @ Value::Object(_)) => Ok(Some(Filter::from_json(&v)?)),
+        Some(_) => Err(ApiError::invalid(
+            "filters must be a JSON object (Mem0 form) or a string (text form)",
+        )),
+    }
+}
+
+/// A filter given as a string: JSON if it starts with `{`, else the text form.
+pub fn parse_filter_text(s: Option<&str>) -> Result<Option<Filter>, ApiError> {
+    match s.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) if s.starts_with('{') => {
+            let v: Value = serde_json::from_str(s)
+                .map_err(|e| ApiError::invalid(format!("bad filter: not valid JSON: {e}")))?;
+            parse_filter_value(Some(v))
+        }
+        Some(s) => Ok(Some(Filter::parse(s)?)),
+    }
+}
+
+const SCOPE_FIELDS: [&str; 3] = ["user_id", "agent_id", "run_id"];
+
+/// Mem0's v2 clients put the scope in the filters (`{"AND":[{"user_id":"u"}]}`).
+/// For each of user_id / agent_id / run_id not given at the top level, an
+/// equality on a string at the filter's top (or in a top-level AND) is
+/// taken out of the filter and used as the scope.
+pub fn lift_scope(filters: &mut Option<Value>, ids: [&mut Option<String>; 3]) {
+    let Some(Value::Object(top)) = filters else {
+        return;
+    };
+    for (field, slot) in SCOPE_FIELDS.iter().zip(ids) {
+        if slot.is_some() {
+            continue;
+        }
+        if let Some(Value::String(v)) = top.get(*field) {
+            *slot = Some(v.clone());
+            top.remove(*field);
+            continue;
+        }
+        let Some(Value::Array(items)) = top.get_mut("AND") else {
+            continue;
+        };
+        let found = items.iter().position(|item| {
+            item.as_object()
+                .is_some_and(|o| o.len() == 1 && o.get(*field).is_some_and(Value::is_string))
+        });
+        if let Some(i) = found {
+            let item = items.remove(i);
+            *slot = item.get(*field).and_then(Value::as_str).map(str::to_string);
+        }
+    }
+    if let Some(Value::Array(items)) = top.get("AND") {
+        if items.is_empty() {
+            top.remove("AND");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_comes_out_of_mem0_filters() {
+        let mut f = Some(serde_json::json!({"AND": [{"user_id": "alice"}, {"topic": "food"}]}));
+        let (mut u, mut a, mut r) = (None, None, Some("s1".to_string()));
+        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
+        assert_eq!(u.as_deref(), Some("alice"));
+        assert_eq!(a, None);
+        assert_eq!(r.as_deref(), Some("s1"));
+        assert_eq!(f, Some(serde_json::json!({"AND": [{"topic": "food"}]})));
+
+        let mut f = Some(serde_json::json!({"user_id": "bob", "agent_id": "x"}));
+        let (mut u, mut a, mut r) = (Some("carol".to_string()), None, None);
+        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
+        // A top-level user_id wins; the filter's stays a condition.
+        assert_eq!(u.as_deref(), Some("carol"));
+        assert_eq!(a.as_deref(), Some("x"));
+        assert_eq!(f, Some(serde_json::json!({"user_id": "bob"})));
+    }
+
+    #[test]
+    fn filters_in_both_forms() {
+        assert!(parse_filter_value(None).unwrap().is_none());
+        assert!(parse_filter_value(Some(serde_json::json!({})))
+            .unwrap()
+            .is_none());
+        assert!(
+            parse_filter_value(Some(serde_json::json!({"topic": "food"})))
+                .unwrap()
+                .is_some()
+        );
+        assert!(parse_filter_value(Some(serde_json::json!("topic = food")))
+            .unwrap()
+            .is_some());
+        assert!(parse_filter_value(Some(serde_json::json!(3))).is_err());
+        assert!(parse_filter_text(Some("topic = ")).is_err());
+        assert!(check_top_k("top_k", 1001).is_err());
+        assert!(check_top_k("top_k", 0).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! Prometheus metrics, written by hand: a latency histogram and a request
+//! counter per route (the route's template, never the ids in it), counts by
+//! status, and the store's memory counts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use memloop::Stats;
+
+/// Upper bounds (seconds) of the latency buckets.
+const BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+#[derive(Default)]
+struct RouteStats {
+    /// Requests at or under each bucket's bound (not cumulative here).
+    buckets: [u64; BUCKETS.len()],
+    sum_secs: f64,
+    count: u64,
+    by_status: BTreeMap<u16, u64>,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    routes: Mutex<BTreeMap<(String, String), RouteStats>>,
+    in_flight: AtomicUsize,
+}
+
+/// Counts a request as in flight until dropped.
+pub struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn escape(label: &str) -> String {
+    label
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl Metrics {
+    pub fn start(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    pub fn observe(&self, method: &str, route: &str, status: u16, took: Duration) {
+        let secs = took.as_secs_f64();
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let s = routes
+            .entry((method.to_string(), route.to_string()))
+            .or_default();
+        if let Some(i) = BUCKETS.iter().position(|&b| secs <= b) {
+            s.buckets[i] += 1;
+        }
+        s.sum_secs += secs;
+        s.count += 1;
+        *s.by_status.entry(status).or_default() += 1;
+    }
+
+    /// The text exposition format (version 0.0.4).
+    pub fn render(&self, stats: Option<&Stats>) -> String {
+        let in_flight = self.in_flight.load(Ordering::Relaxed);
+        let mut out = String::new();
+        let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        out.push_str(
+            "# HELP memloop_http_request_duration_seconds Time to answer a request, by route.\n",
+        );
+        out.push_str("# TYPE memloop_http_request_duration_seconds histogram\n");
+        for ((method, route), s) in routes.iter() {
+            let labels = format!("method=\"{}\",route=\"{}\"", escape(method), escape(route));
+            let mut cumulative = 0;
+            for (bound, n) in BUCKETS.iter().zip(s.buckets) {
+                cumulative += n;
+                let _ = writeln!(
+                    out,
+                    "memloop_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "memloop_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "memloop_http_request_duration_seconds_sum{{{labels}}} {}",
+                s.sum_secs
+            );
+            let _ = writeln!(
+                out,
+                "memloop_http_request_duration_seconds_count{{{labels}}} {}",
+                s.count
+            );
+        }
+        out.push_str(
+            "# HELP memloop_http_requests_total Requests answered, by route and status.\n",
+        );
+        out.push_str("# TYPE memloop_http_requests_total counter\n");
+        for ((method, route), s) in routes.iter() {
+            for (status, n) in &s.by_status {
+                let _ = writeln!(
+                    out,
+                    "memloop_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{status}\"}} {n}",
+                    escape(method),
+                    escape(route)
+                );
+            }
+        }
+        drop(routes);
+        out.push_str("# HELP memloop_http_requests_in_flight Requests being answered now.\n");
+        out.push_str("# TYPE memloop_http_requests_in_flight gauge\n");
+        let _ = writeln!(out, "memloop_http_requests_in_flight {in_flight}");
+        if let Some(st) = stats {
+            out.push_str("# HELP memloop_memories Memories in the store (all tenants).\n");
+            out.push_str("# TYPE memloop_memories gauge\n");
+            let _ = writeln!(out, "memloop_memories{{state=\"current\"}} {}", st.current);
+            let _ = writeln!(
+                out,
+                "memloop_memories{{state=\"superseded\"}} {}",
+                st.superseded
+            );
+            out.push_str("# HELP memloop_memories_by_kind Current memories by kind.\n");
+            out.push_str("# TYPE memloop_memories_by_kind gauge\n");
+            let kinds: BTreeMap<_, _> = st.by_kind.iter().collect();
+            for (kind, n) in kinds {
+                let _ = writeln!(
+                    out,
+                    "memloop_memories_by_kind{{kind=\"{}\"}} {n}",
+                    escape(kind)
+                );
+            }
+            out.push_str("# HELP memloop_partitions Partitions (users or agents) in the store.\n");
+            out.push_str("# TYPE memloop_partitions gauge\n");
+            let _ = writeln!(out, "memloop_partitions {}", st.partitions);
+            out.push_str("# HELP memloop_history_entries Entries in the change history.\n");
+            out.push_str("# TYPE memloop_history_entries gauge\n");
+            let _ = writeln!(out, "memloop_history_entries {}", st.history_entries);
+            out.push_str("# HELP memloop_database_bytes Size of the database and its WAL.\n");
+            out.push_str("# TYPE memloop_database_bytes gauge\n");
+            let _ = writeln!(out, "memloop_database_bytes {}", st.database_bytes);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_is_cumulative() {
+        let m = Metrics::default();
+        m.observe("GET", "/v1/memories", 200, Duration::from_micros(500));
+        m.observe("GET", "/v1/memories", 404, Duration::from_millis(30));
+        m.observe("GET", "/v1/memories", 200, Duration::from_secs(60));
+        let _counted = m.start();
+        let text = m.render(None);
+        let line = |needle: &str| {
+            text.lines()
+                .find(|l| l.starts_with(needle))
+                .unwrap_or_else(|| panic!("{needle} missing in\n{text}"))
+                .to_string()
+        };
+        assert!(line("memloop_http_request_duration_seconds_bucket{method=\"GET\",route=\"/v1/memories\",le=\"0.001\"}").ends_with(" 1"));
+        assert!(line("memloop_http_request_duration_seconds_bucket{method=\"GET\",route=\"/v1/memories\",le=\"0.05\"}").ends_with(" 2"));
+        assert!(line("memloop_http_request_duration_seconds_bucket{method=\"GET\",route=\"/v1/memories\",le=\"+Inf\"}").ends_with(" 3"));
+        assert!(line(
+            "memloop_http_requests_total{method=\"GET\",route=\"/v1/memories\",status=\"404\"}"
+        )
+        .ends_with(" 1"));
+        assert!(line("memloop_http_requests_in_flight").ends_with(" 1"));
+    }
+}

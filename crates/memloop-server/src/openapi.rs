@@ -1,0 +1,233 @@
+//! The OpenAPI document's frame (title, security) and the schemas of
+//! response bodies. The paths come from the handlers' `#[utoipa::path]`
+//! attributes, registered together with the routes (utoipa-axum), so the
+//! document cannot list a route the router lacks or miss one it has.
+//!
+//! The response schemas below describe what memloop's own types serialize
+//! to (those types live in crates that do not depend on utoipa); a test
+//! checks real responses against them.
+
+#![allow(dead_code)] // the structs exist for their schemas only
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "memloop",
+        description = "Memory engine for LLM agents: Mem0-style memory routes, the loop (context and turn), short-term sessions. Authenticate with `Authorization: Bearer KEY` or `Authorization: Token KEY`; each key acts in its own tenant.",
+        license(name = "Apache-2.0")
+    ),
+    modifiers(&Security),
+    security(("api_key" = [])),
+    tags(
+        (name = "memories", description = "The long-term store"),
+        (name = "loop", description = "Context assembly and whole turns"),
+        (name = "sessions", description = "Short-term buffers"),
+        (name = "operations", description = "Health, readiness, metrics, this document")
+    )
+)]
+pub struct ApiDoc;
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi
+            .components
+            .get_or_insert_with(utoipa::openapi::Components::new);
+        let mut http = Http::new(HttpAuthScheme::Bearer);
+        http.description =
+            Some("The API key, as `Bearer KEY` or (Mem0 clients) `Token KEY`.".to_string());
+        components.add_security_scheme("api_key", SecurityScheme::Http(http));
+    }
+}
+
+/// `{"error":{"code","message"}}`.
+#[derive(ToSchema)]
+pub struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(ToSchema)]
+pub struct ErrorDetail {
+    /// A stable machine-readable code (`invalid_input`, `not_found`, `unauthorized`, …).
+    code: String,
+    /// What was wrong and what to do.
+    message: String,
+}
+
+/// A stored memory. Times are RFC 3339.
+#[derive(ToSchema, serde::Serialize)]
+pub struct MemoryDoc {
+    id: String,
+    /// The text.
+    memory: String,
+    /// Text indexed for keywords but not part of the memory (an episode's neighbouring turns).
+    context: Option<String>,
+    /// fact, episode or procedure.
+    kind: String,
+    tenant: String,
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    session_id: Option<String>,
+    #[schema(value_type = Object)]
+    metadata: Value,
+    created_at: String,
+    updated_at: String,
+    valid_from: String,
+    /// Set once the memory was deleted or superseded.
+    valid_until: Option<String>,
+    expires_at: Option<String>,
+    importance: f32,
+    access_count: u64,
+    last_accessed_at: Option<String>,
+    #[schema(value_type = Object)]
+    provenance: Value,
+    content_hash: String,
+}
+
+/// Why a hit ranked where it did.
+#[derive(ToSchema, serde::Serialize)]
+pub struct SignalScoresDoc {
+    /// Cosine similarity to the query.
+    vector: Option<f32>,
+    vector_rank: Option<usize>,
+    bm25: Option<f32>,
+    bm25_rank: Option<usize>,
+    /// Fused score before normalisation.
+    fused: f32,
+    speaker_boost: f32,
+}
+
+/// A search hit: the memory's fields plus its scores.
+#[derive(ToSchema, serde::Serialize)]
+pub struct SearchHitDoc {
+    #[schema(inline)]
+    #[serde(flatten)]
+    memory: MemoryDoc,
+    /// 0..1, higher is better.
+    score: f32,
+    scores: SignalScoresDoc,
+}
+
+/// The outcome of one write.
+#[derive(ToSchema)]
+pub struct WriteResultDoc {
+    id: String,
+    memory: String,
+    /// ADD, UPDATE, DELETE or NOOP.
+    event: String,
+    /// The text an UPDATE replaced.
+    previous_memory: Option<String>,
+    /// (infer: true) the kind written and why.
+    kind: Option<String>,
+    reason: Option<String>,
+}
+
+/// One change to a memory.
+#[derive(ToSchema)]
+pub struct HistoryEntryDoc {
+    id: i64,
+    memory_id: String,
+    /// ADD, UPDATE, DELETE or NOOP.
+    event: String,
+    old_memory: Option<String>,
+    new_memory: Option<String>,
+    at: String,
+    actor: String,
+    reason: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct MemoriesResponse {
+    results: Vec<MemoryDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct SearchResponse {
+    results: Vec<SearchHitDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct WriteResponse {
+    results: Vec<WriteResultDoc>,
+    /// (infer: true) what went wrong without failing the write, e.g. a deferred extraction.
+    notes: Option<Vec<String>>,
+    message: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct HistoryResponse {
+    results: Vec<HistoryEntryDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct ForgetResponse {
+    message: String,
+    memories_deleted: usize,
+    history_deleted: usize,
+}
+
+#[derive(ToSchema)]
+pub struct ChatMessageDoc {
+    role: String,
+    content: String,
+}
+
+/// `POST /v1/context`: the prompt a turn would send, and its trace.
+#[derive(ToSchema)]
+pub struct ContextResponse {
+    /// System prompt with the memory block and session summary.
+    system: String,
+    /// Recent turns, oldest first, then the new input.
+    messages: Vec<ChatMessageDoc>,
+    max_tokens: u32,
+    /// The turn's trace: retrieved memories with scores and whether each
+    /// was included, token counts, timings.
+    #[schema(value_type = Object)]
+    trace: Value,
+}
+
+/// `POST /v1/turn`.
+#[derive(ToSchema)]
+pub struct TurnResponse {
+    reply: Option<String>,
+    /// Retrieved and included memories, gate decision, writes, tokens, timings.
+    #[schema(value_type = Object)]
+    trace: Value,
+}
+
+#[derive(ToSchema)]
+pub struct TurnDoc {
+    role: String,
+    content: String,
+    at: String,
+}
+
+#[derive(ToSchema)]
+pub struct SessionResponse {
+    session_id: String,
+    turns: Vec<TurnDoc>,
+    /// The rolling summary of turns that left the window.
+    #[schema(value_type = Option<Object>)]
+    summary: Option<Value>,
+}
+
+#[derive(ToSchema)]
+pub struct AppendResponse {
+    session_id: String,
+    /// The session's length after the append.
+    turns: usize,
+}
+
+#[derive(ToSchema)]
+pub struct StatusResponse {
+    status: String,
+    #[schema(value_type = Option<Object>)]
+    details: Option<BTreeMap<String, String>>,
+}

@@ -1,0 +1,345 @@
+//! The long-term store, Mem0-style: add (raw or through the write
+//! pipeline), search, list, get, update, delete, history, forget a scope.
+//! Every call carries the caller's tenant into the store.
+
+use axum::extract::State;
+use axum::Json;
+use memloop::{Kind, ListQuery, LongTermWriter, MemoryUpdate, NewMemory, SearchQuery, TurnToWrite};
+use serde_json::{json, Map, Value};
+
+use crate::auth::Tenant;
+use crate::body::{
+    check_top_k, lift_scope, parse_filter_text, parse_filter_value, scope_of, AddRequest,
+    ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
+};
+use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
+use crate::openapi::{
+    ErrorBody, ForgetResponse, HistoryResponse, MemoriesResponse, MemoryDoc, SearchResponse,
+    WriteResponse,
+};
+use crate::state::{blocking, AppState};
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+/// Store memories: each message as given (`infer: false`), or facts
+/// distilled from each user message and reconciled with the stored ones
+/// (`infer: true`, the default).
+#[utoipa::path(
+    post, path = "/v1/memories", tag = "memories",
+    request_body = AddRequest,
+    responses(
+        (status = 200, description = "What was written: ADD, UPDATE, DELETE or NOOP per memory", body = WriteResponse),
+        (status = 400, description = "Bad scope, text or role", body = ErrorBody),
+        (status = 401, description = "No or invalid API key", body = ErrorBody),
+        (status = 413, description = "Body over the limit", body = ErrorBody),
+        (status = 422, description = "A field of the wrong type", body = ErrorBody),
+        (status = 429, description = "Too many requests in flight for this key", body = ErrorBody),
+        (status = 503, description = "A dependency is down; retry", body = ErrorBody)
+    )
+)]
+pub async fn add(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiJson(req): ApiJson<AddRequest>,
+) -> ApiResult {
+    let scope = scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?;
+    let from_list = matches!(req.messages, crate::body::Messages::List(_));
+    let messages = req.messages.into_list()?;
+    for m in &messages {
+        memloop::text::validate_text(&m.content)?;
+    }
+    if !req.infer {
+        let memories = raw_memories(
+            messages,
+            from_list,
+            req.kind.unwrap_or_default(),
+            req.metadata.unwrap_or_default(),
+            req.importance,
+        )?;
+        let memory = state.memory().clone();
+        let written = blocking(move || memory.add_batch(&scope, memories)).await?;
+        return Ok(Json(json!({ "results": written })));
+    }
+    if !messages.iter().any(|m| m.role == "user") {
+        return Err(ApiError::invalid(
+            "infer: true distils facts from user messages and none was given (send infer: false to store text as given)",
+        ));
+    }
+    let memory = state.memory().clone();
+    let pipeline = state.pipeline().clone();
+    let (events, notes) = blocking(move || {
+        let session = scope.session_id.clone().unwrap_or_default();
+        let mut events = Vec::new();
+        let mut notes = Vec::new();
+        let mut previous: Option<String> = None;
+        for m in messages {
+            if m.role == "user" {
+                // The turn's id is its content in its session: the same
+                // message sent again is the same turn, so a retry changes nothing.
+                let hash = memloop::text::content_hash(&format!("{session}\n{}", m.content));
+                let turn_id = format!("api-{}", hash.get(..16).unwrap_or(&hash));
+                let turn = TurnToWrite {
+                    scope: &scope,
+                    turn_id: &turn_id,
+                    role: "user",
+                    text: &m.content,
+                    at: memloop::now_millis(),
+                    context: previous.as_deref(),
+                };
+                let report = pipeline.write(&memory, &turn)?;
+                events.extend(report.events);
+                notes.extend(report.notes);
+                notes.extend(report.deferred);
+            }
+            previous = Some(m.content);
+        }
+        Ok((events, notes))
+    })
+    .await?;
+    Ok(Json(json!({ "results": events, "notes": notes })))
+}
+
+/// `infer: false`: every non-system message becomes one memory. Like Mem0,
+/// a message from a list carries its role in the metadata.
+fn raw_memories(
+    messages: Vec<Message>,
+    from_list: bool,
+    kind: Kind,
+    metadata: Map<String, Value>,
+    importance: Option<f32>,
+) -> Result<Vec<NewMemory>, ApiError> {
+    let memories: Vec<NewMemory> = messages
+        .into_iter()
+        .filter(|m| m.role != "system")
+        .map(|m| {
+            let mut meta = metadata.clone();
+            if from_list {
+                meta.entry("role").or_insert_with(|| Value::String(m.role));
+            }
+            let mut nm = NewMemory::text(m.content)
+                .kind(kind)
+                .metadata(Value::Object(meta));
+            nm.importance = importance;
+            nm
+        })
+        .collect();
+    if memories.is_empty() {
+        return Err(ApiError::invalid(
+            "nothing to add: give at least one message that is not a system message",
+        ));
+    }
+    Ok(memories)
+}
+
+/// Hybrid search (meaning and keywords) in a scope.
+#[utoipa::path(
+    post, path = "/v1/memories/search", tag = "memories",
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "Best first, with per-signal scores", body = SearchResponse),
+        (status = 400, description = "Bad scope, filter, empty query, or top_k outside 1..1000", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)
+    )
+)]
+pub async fn search(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiJson(mut req): ApiJson<SearchRequest>,
+) -> ApiResult {
+    lift_scope(
+        &mut req.filters,
+        [&mut req.user_id, &mut req.agent_id, &mut req.run_id],
+    );
+    let scope = scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?;
+    let mut q = SearchQuery::new(scope, req.query);
+    q.top_k = check_top_k("top_k", req.top_k.unwrap_or(10))?;
+    q.filter = parse_filter_value(req.filters)?;
+    q.kinds = req.kinds;
+    if let Some(s) = req.min_score {
+        if !(0.0..=1.0).contains(&s) {
+            return Err(ApiError::invalid("min_score must be between 0 and 1"));
+        }
+        q.min_score = s;
+    }
+    let memory = state.memory().clone();
+    let hits = blocking(move || memory.search(&q)).await?;
+    Ok(Json(json!({ "results": hits })))
+}
+
+/// The memories of a scope, newest first.
+#[utoipa::path(
+    get, path = "/v1/memories", tag = "memories",
+    params(ListParams),
+    responses(
+        (status = 200, body = MemoriesResponse),
+        (status = 400, description = "Bad scope, filter, kind or limit", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)
+    )
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiQuery(p): ApiQuery<ListParams>,
+) -> ApiResult {
+    let q = ListQuery {
+        scope: scope_of(&tenant, p.user_id, p.agent_id, p.run_id)?,
+        filter: parse_filter_text(p.filter.as_deref())?,
+        kinds: p
+            .kind
+            .as_deref()
+            .map(Kind::parse)
+            .transpose()?
+            .into_iter()
+            .collect(),
+        include_superseded: p.include_superseded.unwrap_or(false),
+        as_of: None,
+        limit: check_top_k("limit", p.limit.unwrap_or(100))?,
+        offset: p.offset.unwrap_or(0),
+    };
+    let memory = state.memory().clone();
+    let records = blocking(move || memory.list(&q)).await?;
+    Ok(Json(json!({ "results": records })))
+}
+
+/// Deletes every memory of a scope (narrowed to an agent or run when given).
+#[utoipa::path(
+    delete, path = "/v1/memories", tag = "memories",
+    params(ForgetParams),
+    responses(
+        (status = 200, body = ForgetResponse),
+        (status = 400, description = "No user_id or agent_id", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)
+    )
+)]
+pub async fn forget(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiQuery(p): ApiQuery<ForgetParams>,
+) -> ApiResult {
+    let scope = scope_of(&tenant, p.user_id, p.agent_id, p.run_id)?;
+    let purge = p.purge.unwrap_or(false);
+    let memory = state.memory().clone();
+    let report = blocking(move || memory.forget(&scope, purge)).await?;
+    Ok(Json(json!({
+        "message": "Memories deleted successfully!",
+        "memories_deleted": report.memories_deleted,
+        "history_deleted": report.history_deleted,
+    })))
+}
+
+/// One memory by id (also a deleted one: it stays readable, with `valid_until`).
+#[utoipa::path(
+    get, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "The memory's id")),
+    responses(
+        (status = 200, body = MemoryDoc),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such id in this tenant", body = ErrorBody)
+    )
+)]
+pub async fn get(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult {
+    let memory = state.memory().clone();
+    let record = blocking(move || memory.get_in(&tenant.0, &id)).await?;
+    Ok(Json(json!(record)))
+}
+
+/// Replaces a memory's text (re-embedded) and/or metadata; the old text stays in history.
+#[utoipa::path(
+    put, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "The memory's id")),
+    request_body = UpdateRequest,
+    responses(
+        (status = 200, description = "The UPDATE, with the text it replaced", body = WriteResponse),
+        (status = 400, description = "Nothing to update, a bad text, or the memory is no longer current", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such id in this tenant", body = ErrorBody),
+        (status = 422, body = ErrorBody)
+    )
+)]
+pub async fn update(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<UpdateRequest>,
+) -> ApiResult {
+    if req.text.is_none() && req.metadata.is_none() {
+        return Err(ApiError::invalid(
+            "nothing to update: give text and/or metadata",
+        ));
+    }
+    if let Some(t) = &req.text {
+        memloop::text::validate_text(t)?;
+    }
+    let memory = state.memory().clone();
+    let result = blocking(move || {
+        // The id is checked first: nothing is embedded for an id the tenant does not have.
+        memory.get_in(&tenant.0, &id)?;
+        let text = match req.text {
+            Some(t) => {
+                let v = memory.embedder().embed(&t)?;
+                Some((t, v))
+            }
+            None => None,
+        };
+        let change = MemoryUpdate {
+            text,
+            metadata: req.metadata.map(Value::Object),
+            ..Default::default()
+        };
+        memory.update_in(&tenant.0, &id, change)
+    })
+    .await?;
+    Ok(Json(json!({
+        "message": "Memory updated successfully!",
+        "results": [result],
+    })))
+}
+
+/// Ends a memory's validity: gone from search and list, kept in history.
+#[utoipa::path(
+    delete, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "The memory's id")),
+    responses(
+        (status = 200, description = "The DELETE", body = WriteResponse),
+        (status = 400, description = "Already deleted or superseded", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such id in this tenant", body = ErrorBody)
+    )
+)]
+pub async fn delete(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult {
+    let memory = state.memory().clone();
+    let result = blocking(move || memory.delete_in(&tenant.0, &id)).await?;
+    Ok(Json(json!({
+        "message": "Memory deleted successfully!",
+        "results": [result],
+    })))
+}
+
+/// Every change to one memory, oldest first.
+#[utoipa::path(
+    get, path = "/v1/memories/{id}/history", tag = "memories",
+    params(("id" = String, Path, description = "The memory's id")),
+    responses(
+        (status = 200, body = HistoryResponse),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such id in this tenant", body = ErrorBody)
+    )
+)]
+pub async fn history(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult {
+    let memory = state.memory().clone();
+    let entries = blocking(move || memory.history_in(&tenant.0, &id)).await?;
+    Ok(Json(json!({ "results": entries })))
+}

@@ -1,0 +1,102 @@
+//! Short-term buffers: the turns of a session, in the caller's tenant.
+
+use axum::extract::State;
+use axum::Json;
+use memloop::short_term::{validate_session, Turn};
+use serde_json::{json, Value};
+
+use crate::auth::Tenant;
+use crate::body::AppendRequest;
+use crate::error::{ApiError, ApiJson, ApiPath};
+use crate::openapi::{AppendResponse, ErrorBody, SessionResponse};
+use crate::state::{blocking, AppState};
+
+/// Appends messages to a session, atomically (all of them or none).
+#[utoipa::path(
+    post, path = "/v1/sessions/{id}/messages", tag = "sessions",
+    params(("id" = String, Path, description = "The session (run) id")),
+    request_body = AppendRequest,
+    responses(
+        (status = 200, body = AppendResponse),
+        (status = 400, description = "Bad session id, role or text", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 503, description = "The short-term backend (Redis) is unreachable", body = ErrorBody)
+    )
+)]
+pub async fn append(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(session): ApiPath<String>,
+    ApiJson(req): ApiJson<AppendRequest>,
+) -> Result<Json<Value>, ApiError> {
+    validate_session(&session)?;
+    let turns: Vec<Turn> = req
+        .messages
+        .into_list()?
+        .into_iter()
+        .map(|m| Turn::new(m.role, m.content))
+        .collect();
+    if turns.is_empty() {
+        return Err(ApiError::invalid("no messages to append"));
+    }
+    for t in &turns {
+        t.validate()?;
+    }
+    let lp = state.memory_loop().clone();
+    let id = session.clone();
+    let len = blocking(move || lp.short_term().append(&tenant.0, &id, &turns)).await?;
+    Ok(Json(json!({ "session_id": session, "turns": len })))
+}
+
+/// A session's turns, oldest first, and its rolling summary (an unknown
+/// session is empty).
+#[utoipa::path(
+    get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session (run) id")),
+    responses(
+        (status = 200, body = SessionResponse),
+        (status = 400, description = "Bad session id", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 503, description = "The short-term backend (Redis) is unreachable", body = ErrorBody)
+    )
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(session): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    validate_session(&session)?;
+    let lp = state.memory_loop().clone();
+    let id = session.clone();
+    let (turns, summary) = blocking(move || {
+        let st = lp.short_term();
+        Ok((st.read(&tenant.0, &id)?, st.summary(&tenant.0, &id)?))
+    })
+    .await?;
+    Ok(Json(
+        json!({ "session_id": session, "turns": turns, "summary": summary }),
+    ))
+}
+
+/// Forgets a session's turns and summary.
+#[utoipa::path(
+    delete, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session (run) id")),
+    responses(
+        (status = 200, body = AppendResponse),
+        (status = 400, description = "Bad session id", body = ErrorBody),
+        (status = 401, body = ErrorBody)
+    )
+)]
+pub async fn clear(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiPath(session): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    validate_session(&session)?;
+    let lp = state.memory_loop().clone();
+    let id = session.clone();
+    blocking(move || lp.short_term().clear(&tenant.0, &id)).await?;
+    Ok(Json(json!({ "session_id": session, "turns": 0 })))
+}

@@ -1,0 +1,146 @@
+//! What every handler shares: the store, the loop, the write pipeline, the
+//! keys and limits, the metrics.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use memloop::short_term::ShortTermStore;
+use memloop::{Config, Llm, LoopConfig, Memory, MemoryLoop, Result, WritePipeline};
+use tokio::sync::Semaphore;
+
+use crate::config::ServerConfig;
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+
+/// The server's shared state. Cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    memory: Arc<Memory>,
+    memory_loop: MemoryLoop,
+    pipeline: WritePipeline,
+    has_llm: bool,
+    config: ServerConfig,
+    /// One semaphore per API key (one in all for the keyless mode).
+    in_flight: Vec<Arc<Semaphore>>,
+    metrics: Metrics,
+    embedder_ready: AtomicBool,
+}
+
+impl AppState {
+    /// A server over `memory`, sessions in `short_term`, the loop configured
+    /// by `loop_cfg`, replies (and extraction) from `llm` when given.
+    pub fn new(
+        memory: Arc<Memory>,
+        short_term: Arc<dyn ShortTermStore>,
+        loop_cfg: LoopConfig,
+        llm: Option<Arc<dyn Llm>>,
+        config: ServerConfig,
+    ) -> Result<AppState> {
+        let mut memory_loop = MemoryLoop::new(memory.clone(), short_term, loop_cfg)?;
+        if let Some(llm) = &llm {
+            memory_loop = memory_loop.with_llm(llm.clone());
+        }
+        let limit = match config.max_in_flight_per_key {
+            0 => Semaphore::MAX_PERMITS,
+            n => n.min(Semaphore::MAX_PERMITS),
+        };
+        let in_flight = (0..config.api_keys.len().max(1))
+            .map(|_| Arc::new(Semaphore::new(limit)))
+            .collect();
+        Ok(AppState {
+            inner: Arc::new(Inner {
+                memory,
+                memory_loop,
+                pipeline: WritePipeline::new(llm.clone()),
+                has_llm: llm.is_some(),
+                config,
+                in_flight,
+                metrics: Metrics::default(),
+                embedder_ready: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The store, short-term backend and LLM that `config` names.
+    pub fn open(config: &Config, server: ServerConfig) -> Result<AppState> {
+        let memory = Arc::new(Memory::open_with(config)?);
+        let llm = match &config.llm {
+            Some(c) => Some(Arc::from(c.build()?)),
+            None => None,
+        };
+        AppState::new(
+            memory,
+            config.short_term.build()?,
+            config.turn.clone(),
+            llm,
+            server,
+        )
+    }
+
+    pub fn memory(&self) -> &Arc<Memory> {
+        &self.inner.memory
+    }
+
+    pub fn memory_loop(&self) -> &MemoryLoop {
+        &self.inner.memory_loop
+    }
+
+    /// The long-term write pipeline (`infer: true` adds).
+    pub fn pipeline(&self) -> &WritePipeline {
+        &self.inner.pipeline
+    }
+
+    pub fn has_llm(&self) -> bool {
+        self.inner.has_llm
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    pub(crate) fn in_flight(&self, key: usize) -> Option<&Arc<Semaphore>> {
+        self.inner.in_flight.get(key)
+    }
+
+    /// Loads the embedding model now (blocking) instead of on the first
+    /// request; `/readyz` reports ready once it has.
+    pub fn warm_up(&self) -> Result<()> {
+        self.inner.memory.embedder().embed("memloop warm-up")?;
+        self.inner.embedder_ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    pub(crate) fn embedder_ready(&self) -> bool {
+        self.inner.embedder_ready.load(Ordering::Acquire)
+    }
+}
+
+/// Runs blocking work (SQLite, embedding, LLM calls) off the async threads,
+/// inside the request's span so its logs carry the request id.
+pub(crate) async fn blocking<T, F>(f: F) -> std::result::Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    let span = tracing::Span::current();
+    match tokio::task::spawn_blocking(move || span.in_scope(f)).await {
+        Ok(r) => r.map_err(ApiError::from),
+        Err(e) if e.is_panic() => {
+            let p = e.into_panic();
+            Err(crate::error::panic_api_error(p))
+        }
+        Err(_) => Err(ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry",
+        )),
+    }
+}

@@ -1,0 +1,234 @@
+//! The OpenAPI document lists exactly the router's routes, and its response
+//! schemas name every field real responses carry.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::*;
+
+/// Every route the router serves.
+const ROUTES: [(&str, &str); 17] = [
+    ("post", "/v1/memories"),
+    ("get", "/v1/memories"),
+    ("delete", "/v1/memories"),
+    ("post", "/v1/memories/search"),
+    ("get", "/v1/memories/{id}"),
+    ("put", "/v1/memories/{id}"),
+    ("delete", "/v1/memories/{id}"),
+    ("get", "/v1/memories/{id}/history"),
+    ("post", "/v1/context"),
+    ("post", "/v1/turn"),
+    ("post", "/v1/sessions/{id}/messages"),
+    ("get", "/v1/sessions/{id}"),
+    ("delete", "/v1/sessions/{id}"),
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/metrics"),
+    ("get", "/openapi.json"),
+];
+
+async fn document(app: &axum::Router) -> Value {
+    call(app, "GET", "/openapi.json", None, None)
+        .await
+        .ok()
+        .clone()
+}
+
+fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if [
+                "get", "put", "post", "delete", "patch", "head", "options", "trace",
+            ]
+            .contains(&method.as_str())
+            {
+                out.insert((method.clone(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_document_lists_every_route_and_only_those() {
+    let s = server();
+    let doc = document(&s.app).await;
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let expected: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(operations(&doc), expected);
+
+    // Each documented operation is routed (not the no-route or 405 answer).
+    for (method, path) in operations(&doc) {
+        let uri = path.replace("{id}", "some-id");
+        let body = (method == "post" || method == "put").then(|| json!({}));
+        let a = call(&s.app, &method.to_uppercase(), &uri, Some(KEY_A), body).await;
+        assert_ne!(a.code(), "no_route", "{method} {path}");
+        assert_ne!(a.status, 405, "{method} {path}");
+    }
+
+    // Auth is declared: a bearer scheme, required except on the probes and the document.
+    assert_eq!(
+        doc["components"]["securitySchemes"]["api_key"]["scheme"],
+        "bearer"
+    );
+    assert!(doc["security"].as_array().is_some_and(|s| !s.is_empty()));
+    for public in ["/healthz", "/readyz", "/openapi.json"] {
+        assert_eq!(
+            doc["paths"][public]["get"]["security"],
+            json!([{}]),
+            "{public}"
+        );
+    }
+    assert!(doc["paths"]["/metrics"]["get"]["security"].is_null());
+    // Every route documents its errors with the error body.
+    for (method, path) in operations(&doc) {
+        let responses = doc["paths"][&path][&method]["responses"]
+            .as_object()
+            .unwrap();
+        assert!(responses.contains_key("200"), "{method} {path}");
+    }
+}
+
+/// Property names of a schema in the document, through `$ref` and `allOf`.
+fn properties(doc: &Value, schema: &Value) -> BTreeSet<String> {
+    if let Some(r) = schema["$ref"].as_str() {
+        let name = r.trim_start_matches("#/components/schemas/");
+        return properties(doc, &doc["components"]["schemas"][name]);
+    }
+    let mut out: BTreeSet<String> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    for part in schema["allOf"].as_array().into_iter().flatten() {
+        out.extend(properties(doc, part));
+    }
+    out
+}
+
+fn named(doc: &Value, name: &str) -> BTreeSet<String> {
+    let p = properties(
+        doc,
+        &json!({"$ref": format!("#/components/schemas/{name}")}),
+    );
+    assert!(!p.is_empty(), "schema {name} missing");
+    p
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn assert_subset(found: &BTreeSet<String>, documented: &BTreeSet<String>, what: &str) {
+    let missing: Vec<_> = found.difference(documented).collect();
+    assert!(
+        missing.is_empty(),
+        "{what}: undocumented fields {missing:?}"
+    );
+}
+
+#[tokio::test]
+async fn response_schemas_match_real_responses() {
+    let s = server();
+    let app = &s.app;
+    let doc = document(app).await;
+    let ids = add_raw(app, KEY_A, "alice", &["Alice likes green tea"]).await;
+    let id = &ids[0];
+
+    let g = call(app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
+    assert_subset(&keys(g.ok()), &named(&doc, "MemoryDoc"), "memory");
+
+    let q = call(
+        app,
+        "POST",
+        "/v1/memories/search",
+        Some(KEY_A),
+        Some(json!({"query": "tea", "user_id": "alice"})),
+    )
+    .await;
+    let hit = &q.ok()["results"][0];
+    assert_subset(&keys(hit), &named(&doc, "SearchHitDoc"), "search hit");
+    assert_subset(
+        &keys(&hit["scores"]),
+        &named(&doc, "SignalScoresDoc"),
+        "scores",
+    );
+
+    let u = call(
+        app,
+        "PUT",
+        &format!("/v1/memories/{id}"),
+        Some(KEY_A),
+        Some(json!({"text": "Alice likes black tea"})),
+    )
+    .await;
+    assert_subset(&keys(u.ok()), &named(&doc, "WriteResponse"), "update");
+    assert_subset(
+        &keys(&u.body["results"][0]),
+        &named(&doc, "WriteResultDoc"),
+        "write result",
+    );
+
+    let h = call(
+        app,
+        "GET",
+        &format!("/v1/memories/{id}/history"),
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_subset(
+        &keys(&h.ok()["results"][0]),
+        &named(&doc, "HistoryEntryDoc"),
+        "history",
+    );
+
+    let i = call(
+        app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({"messages": "I live in Lisbon", "user_id": "alice"})),
+    )
+    .await;
+    assert_subset(&keys(i.ok()), &named(&doc, "WriteResponse"), "infer add");
+    for r in i.body["results"].as_array().unwrap() {
+        assert_subset(
+            &keys(r),
+            &named(&doc, "WriteResultDoc"),
+            "infer write result",
+        );
+    }
+
+    let c = call(
+        app,
+        "POST",
+        "/v1/context",
+        Some(KEY_A),
+        Some(json!({"input": "tea?", "user_id": "alice", "run_id": "s"})),
+    )
+    .await;
+    assert_subset(&keys(c.ok()), &named(&doc, "ContextResponse"), "context");
+    let f = call(
+        app,
+        "DELETE",
+        "/v1/memories?user_id=alice",
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_subset(&keys(f.ok()), &named(&doc, "ForgetResponse"), "forget");
+    let e = call(app, "GET", "/v1/memories/nope", Some(KEY_A), None).await;
+    assert_subset(&keys(&e.body), &named(&doc, "ErrorBody"), "error");
+    assert_subset(
+        &keys(&e.body["error"]),
+        &named(&doc, "ErrorDetail"),
+        "error detail",
+    );
+    let sess = call(app, "GET", "/v1/sessions/s", Some(KEY_A), None).await;
+    assert_subset(&keys(sess.ok()), &named(&doc, "SessionResponse"), "session");
+}

@@ -1,0 +1,431 @@
+//! Every route, answering as documented.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::*;
+
+#[tokio::test]
+async fn memory_routes_round_trip() {
+    let s = server();
+    let app = &s.app;
+
+    // Raw add: one memory per message, the role kept in metadata.
+    let a = call(
+        app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({
+            "messages": [
+                {"role": "system", "content": "ignored"},
+                {"role": "user", "content": "I am vegetarian and allergic to peanuts"},
+                {"role": "assistant", "content": "Noted: no meat, no peanuts"}
+            ],
+            "user_id": "alice", "metadata": {"topic": "food"}, "infer": false
+        })),
+    )
+    .await;
+    let results = a.ok()["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 2, "{}", a.text);
+    assert!(results.iter().all(|r| r["event"] == "ADD"));
+    let id = results[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        results[0]["memory"],
+        "I am vegetarian and allergic to peanuts"
+    );
+
+    // A plain string is one memory; the same text again is a NOOP.
+    let a = call(
+        app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({"messages": "Emma starts school in September", "user_id": "alice", "infer": false})),
+    )
+    .await;
+    assert_eq!(a.ok()["results"][0]["event"], "ADD");
+    let again = call(
+        app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({"messages": "Emma starts school in September", "user_id": "alice", "infer": false})),
+    )
+    .await;
+    assert_eq!(again.ok()["results"][0]["event"], "NOOP");
+
+    // Get.
+    let g = call(app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
+    let rec = g.ok();
+    assert_eq!(rec["memory"], "I am vegetarian and allergic to peanuts");
+    assert_eq!(rec["metadata"]["topic"], "food");
+    assert_eq!(rec["metadata"]["role"], "user");
+    assert_eq!(rec["user_id"], "alice");
+    assert_eq!(rec["tenant"], "alpha");
+
+    // Search, with a Mem0 filter and `limit`.
+    let q = call(
+        app,
+        "POST",
+        "/v1/memories/search",
+        Some(KEY_A),
+        Some(json!({"query": "am I allergic to anything?", "user_id": "alice", "limit": 5})),
+    )
+    .await;
+    let hits = q.ok()["results"].as_array().unwrap();
+    assert_eq!(hits[0]["id"], id.as_str(), "{}", q.text);
+    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(hits[0]["scores"].is_object());
+    let q = call(
+        app,
+        "POST",
+        "/v1/memories/search",
+        Some(KEY_A),
+        Some(json!({"query": "school", "filters": {"AND": [{"user_id": "alice"}, {"role": "assistant"}]}})),
+    )
+    .await;
+    let hits = q.ok()["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{}", q.text);
+    assert_eq!(hits[0]["memory"], "Noted: no meat, no peanuts");
+    let q = call(
+        app,
+        "POST",
+        "/v1/memories/search",
+        Some(KEY_A),
+        Some(
+            json!({"query": "food", "user_id": "alice", "filters": "topic = \"food\"", "top_k": 1}),
+        ),
+    )
+    .await;
+    assert_eq!(q.ok()["results"].as_array().unwrap().len(), 1);
+
+    // List.
+    let l = call(app, "GET", "/v1/memories?user_id=alice", Some(KEY_A), None).await;
+    assert_eq!(l.ok()["results"].as_array().unwrap().len(), 3, "{}", l.text);
+    let l = call(
+        app,
+        "GET",
+        "/v1/memories?user_id=alice&limit=1&offset=1&kind=fact",
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_eq!(l.ok()["results"].as_array().unwrap().len(), 1);
+
+    // Update text and metadata; the old text is in the answer and in history.
+    let u = call(
+        app,
+        "PUT",
+        &format!("/v1/memories/{id}"),
+        Some(KEY_A),
+        Some(json!({"text": "I am vegan and allergic to peanuts", "metadata": {"topic": "diet"}})),
+    )
+    .await;
+    let r = &u.ok()["results"][0];
+    assert_eq!(r["event"], "UPDATE");
+    assert_eq!(
+        r["previous_memory"],
+        "I am vegetarian and allergic to peanuts"
+    );
+    let g = call(app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
+    assert_eq!(g.ok()["memory"], "I am vegan and allergic to peanuts");
+    assert_eq!(g.body["metadata"], json!({"topic": "diet"}));
+
+    // Delete, then history shows ADD, UPDATE, DELETE.
+    let d = call(
+        app,
+        "DELETE",
+        &format!("/v1/memories/{id}"),
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_eq!(d.ok()["results"][0]["event"], "DELETE");
+    let h = call(
+        app,
+        "GET",
+        &format!("/v1/memories/{id}/history"),
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    let events: Vec<&str> = h.ok()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["ADD", "UPDATE", "DELETE"]);
+    let l = call(app, "GET", "/v1/memories?user_id=alice", Some(KEY_A), None).await;
+    assert_eq!(l.ok()["results"].as_array().unwrap().len(), 2);
+    let l = call(
+        app,
+        "GET",
+        "/v1/memories?user_id=alice&include_superseded=true",
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_eq!(l.ok()["results"].as_array().unwrap().len(), 3);
+
+    // Forget the scope.
+    let f = call(
+        app,
+        "DELETE",
+        "/v1/memories?user_id=alice",
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_eq!(f.ok()["memories_deleted"], 3, "{}", f.text);
+    let l = call(app, "GET", "/v1/memories?user_id=alice", Some(KEY_A), None).await;
+    assert!(l.ok()["results"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn infer_runs_the_write_pipeline() {
+    let s = server();
+    let a = call(
+        &s.app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({
+            "messages": [
+                {"role": "assistant", "content": "What should I know about you?"},
+                {"role": "user", "content": "I'm allergic to peanuts and I live in Lisbon."}
+            ],
+            "user_id": "alice", "run_id": "s1"
+        })),
+    )
+    .await;
+    let results = a.ok()["results"].as_array().unwrap().clone();
+    // The episode as said, plus the facts the rules distilled.
+    assert!(results.iter().any(|r| r["kind"] == "episode"), "{}", a.text);
+    assert!(results.iter().any(|r| r["kind"] == "fact"), "{}", a.text);
+    assert!(results.iter().all(|r| r["reason"].is_string()));
+    // Sent again: the same turn, nothing new.
+    let again = call(
+        &s.app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({"messages": [{"role": "user", "content": "I'm allergic to peanuts and I live in Lisbon."}], "user_id": "alice", "run_id": "s1"})),
+    )
+    .await;
+    assert!(
+        again.ok()["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["event"] == "NOOP"),
+        "{}",
+        again.text
+    );
+    let q = call(
+        &s.app,
+        "POST",
+        "/v1/memories/search",
+        Some(KEY_A),
+        Some(json!({"query": "peanuts", "user_id": "alice"})),
+    )
+    .await;
+    assert!(!q.ok()["results"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn loop_and_session_routes() {
+    let llm: Arc<dyn memloop::Llm> = Arc::new(StubLlm::replying("Hello Alice!"));
+    let s = server_with(
+        ServerConfig {
+            api_keys: keys_ab(),
+            ..ServerConfig::default()
+        },
+        Some(llm),
+    );
+    let app = &s.app;
+    add_raw(app, KEY_A, "alice", &["Alice is allergic to peanuts"]).await;
+
+    // Short-term: append, show.
+    let a = call(
+        app,
+        "POST",
+        "/v1/sessions/s1/messages",
+        Some(KEY_A),
+        Some(json!({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})),
+    )
+    .await;
+    assert_eq!(a.ok()["turns"], 2);
+    let a = call(
+        app,
+        "POST",
+        "/v1/sessions/s1/messages",
+        Some(KEY_A),
+        Some(json!({"messages": "one more"})),
+    )
+    .await;
+    assert_eq!(a.ok()["turns"], 3);
+    let g = call(app, "GET", "/v1/sessions/s1", Some(KEY_A), None).await;
+    let turns = g.ok()["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(turns[0]["role"], "user");
+    assert_eq!(turns[1]["content"], "hello");
+    assert!(turns[0]["at"].is_string());
+
+    // Context: no LLM call, the memory in the prompt, the trace.
+    let c = call(
+        app,
+        "POST",
+        "/v1/context",
+        Some(KEY_A),
+        Some(json!({"input": "what am I allergic to?", "user_id": "alice", "run_id": "s1"})),
+    )
+    .await;
+    let body = c.ok();
+    assert!(
+        body["system"].as_str().unwrap().contains("peanuts"),
+        "{}",
+        c.text
+    );
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "what am I allergic to?"
+    );
+    assert_eq!(messages.len(), 4);
+    assert!(body["trace"]["retrieved"][0]["included"].as_bool().unwrap());
+    assert!(body["max_tokens"].as_u64().unwrap() > 0);
+    // Nothing was written: still three turns.
+    let g = call(app, "GET", "/v1/sessions/s1", Some(KEY_A), None).await;
+    assert_eq!(g.ok()["turns"].as_array().unwrap().len(), 3);
+
+    // Turn: the reply, the trace, the session written.
+    let t = call(
+        app,
+        "POST",
+        "/v1/turn",
+        Some(KEY_A),
+        Some(json!({"query": "what am I allergic to?", "user_id": "alice", "session_id": "s1"})),
+    )
+    .await;
+    assert_eq!(t.ok()["reply"], "Hello Alice!");
+    assert_eq!(t.body["trace"]["session_id"], "s1");
+    assert_eq!(t.body["trace"]["model"], "stub");
+    let g = call(app, "GET", "/v1/sessions/s1", Some(KEY_A), None).await;
+    assert_eq!(g.ok()["turns"].as_array().unwrap().len(), 5);
+
+    // Clear.
+    let d = call(app, "DELETE", "/v1/sessions/s1", Some(KEY_A), None).await;
+    assert_eq!(d.ok()["turns"], 0);
+    let g = call(app, "GET", "/v1/sessions/s1", Some(KEY_A), None).await;
+    assert!(g.ok()["turns"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn operations_routes() {
+    let s = server();
+    let app = &s.app;
+    // Probes and the document need no key.
+    let h = call(app, "GET", "/healthz", None, None).await;
+    assert_eq!(h.ok()["status"], "ok");
+    let r = call(app, "GET", "/readyz", None, None).await;
+    assert_eq!(r.ok()["status"], "ready");
+    assert!(r.body["details"]["embedder"]
+        .as_str()
+        .unwrap()
+        .contains("MiniLM"));
+    let o = call(app, "GET", "/openapi.json", None, None).await;
+    assert!(o.ok()["paths"].is_object());
+
+    add_raw(app, KEY_A, "alice", &["one", "two"]).await;
+    call(app, "GET", "/v1/memories/nope", Some(KEY_A), None).await;
+    // Metrics need a key when keys are configured.
+    call(app, "GET", "/metrics", None, None)
+        .await
+        .assert_error(401, "unauthorized");
+    let m = call(app, "GET", "/metrics", Some(KEY_B), None).await;
+    assert_eq!(m.status, 200);
+    assert!(m.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = &m.text;
+    for needle in [
+        "# TYPE memloop_http_request_duration_seconds histogram",
+        "memloop_http_request_duration_seconds_bucket{method=\"POST\",route=\"/v1/memories\",le=\"+Inf\"} 1",
+        "memloop_http_requests_total{method=\"GET\",route=\"/v1/memories/{id}\",status=\"404\"} 1",
+        "memloop_http_requests_total{method=\"GET\",route=\"/metrics\",status=\"401\"} 1",
+        "memloop_memories{state=\"current\"} 2",
+        "memloop_memories_by_kind{kind=\"fact\"} 2",
+        "memloop_http_requests_in_flight 1",
+    ] {
+        assert!(text.contains(needle), "{needle} missing in\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_made() {
+    let s = server();
+    let mut req = request("GET", "/healthz", None, None);
+    req.headers_mut()
+        .insert("x-request-id", "client-chosen-42".parse().unwrap());
+    let a = send(&s.app, req).await;
+    assert_eq!(a.headers["x-request-id"], "client-chosen-42");
+    // Errors carry one too; a made-up one is a UUID.
+    let a = call(&s.app, "GET", "/v1/memories", None, None).await;
+    let id = a.headers["x-request-id"].to_str().unwrap();
+    assert_eq!(id.len(), 36, "{id}");
+    // An unreasonable one is replaced.
+    let mut req = request("GET", "/healthz", None, None);
+    req.headers_mut()
+        .insert("x-request-id", "a b".parse().unwrap());
+    let a = send(&s.app, req).await;
+    assert_ne!(a.headers["x-request-id"], "a b");
+}
+
+#[tokio::test]
+async fn keyless_mode_serves_the_default_tenant_on_loopback_names() {
+    let s = server_with(ServerConfig::default(), None);
+    let ids = add_raw(&s.app, "unused", "alice", &["Alice likes tea"]).await;
+    let g = call(
+        &s.app,
+        "GET",
+        &format!("/v1/memories/{}", ids[0]),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(g.ok()["tenant"], "default");
+    for host in [
+        "localhost:8420",
+        "127.0.0.1:8420",
+        "[::1]:8420",
+        "localhost",
+    ] {
+        let mut req = request("GET", "/v1/memories?user_id=alice", None, None);
+        req.headers_mut().insert("host", host.parse().unwrap());
+        assert_eq!(send(&s.app, req).await.status, 200, "{host}");
+    }
+    // A page on another name (DNS rebinding) is refused.
+    let mut req = request("GET", "/v1/memories?user_id=alice", None, None);
+    req.headers_mut()
+        .insert("host", "evil.example:8420".parse().unwrap());
+    send(&s.app, req).await.assert_error(403, "forbidden_host");
+}
+
+#[tokio::test]
+async fn token_scheme_is_accepted() {
+    let s = server();
+    for header in [
+        format!("Token {KEY_A}"),
+        format!("bearer {KEY_A}"),
+        format!("Bearer  {KEY_A} "),
+    ] {
+        let mut req = request("GET", "/v1/memories?user_id=alice", None, None);
+        req.headers_mut()
+            .insert("authorization", header.parse().unwrap());
+        assert_eq!(send(&s.app, req).await.status, 200, "{header}");
+    }
+}
