@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Load test of `memloop serve` on loopback with wrk (apt-get install wrk):
+# search at concurrency 32 on a 10k-memory user (query embedding included,
+# every query text different, nothing cached), then raw adds at concurrency 8,
+# checking that every acknowledged add is stored. Prints the embedder's own
+# single-text throughput from the same run as the baseline.
+# Usage: scripts/load-test.sh [path/to/memloop]   (default: target/release/memloop)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-target/release/memloop}
+PORT=${PORT:-18431}
+WORK=$(mktemp -d)
+trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+echo "== baseline: the embedder alone (memloop bench, same machine, same run)"
+"$BIN" --json bench --sizes 1000 --queries 50 --work-dir "$WORK/bench" > "$WORK/bench.json"
+python3 - "$WORK/bench.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["embedding"]
+print(f"embedder alone: {e['single_per_s']:.0f} single texts/s (p50 {e['single_p50_ms']:.2f} ms)")
+PY
+
+echo "== 10k memories for user load"
+"$BIN" --json bench --dump-corpus "$WORK/corpus.txt" >/dev/null
+# 10,000 distinct memories from the corpus's sentences; queries are other
+# word mixes of them, so none is a stored text.
+python3 - "$WORK" <<'PY'
+import random, sys
+work = sys.argv[1]
+lines = [l.strip() for l in open(f"{work}/corpus.txt") if l.strip()]
+rng = random.Random(7)
+with open(f"{work}/memories.txt", "w") as f:
+    for i in range(10000):
+        f.write(f"{lines[i % len(lines)]} (note {i})\n")
+with open(f"{work}/queries.txt", "w") as f:
+    for i in range(2000):
+        words = " ".join(lines[rng.randrange(len(lines))].split()[:6] + lines[rng.randrange(len(lines))].split()[-4:])
+        f.write(words.replace('"', "") + "\n")
+PY
+"$BIN" --data-dir "$WORK/data" --json add --user load --file "$WORK/memories.txt" >/dev/null
+echo "stored: $("$BIN" --data-dir "$WORK/data" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["memories"])') memories"
+
+"$BIN" --data-dir "$WORK/data" serve --addr "127.0.0.1:$PORT" 2>"$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 50); do curl -sf "127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
+
+cat > "$WORK/search.lua" <<LUA
+local queries = {}
+for line in io.lines("$WORK/queries.txt") do queries[#queries + 1] = line end
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  -- a different text each time: no cache can answer it
+  local q = queries[(n % #queries) + 1] .. " #" .. n
+  return wrk.format(nil, "/v1/memories/search", nil,
+    '{"query":"' .. q:gsub('"', "") .. '","user_id":"load","top_k":10}')
+end
+LUA
+echo "== search, concurrency 32, 20 s"
+wrk -t 2 -c 32 -d 20s --latency -s "$WORK/search.lua" "http://127.0.0.1:$PORT" | tee "$WORK/search.out"
+
+cat > "$WORK/add.lua" <<'LUA'
+-- every wrk thread numbers its own adds: texts are unique across threads
+local threads = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  return wrk.format(nil, "/v1/memories", nil,
+    '{"messages":"load test add ' .. tid .. '-' .. n .. '","user_id":"adds","infer":false}')
+end
+LUA
+echo "== add (infer false), concurrency 8, 10 s"
+wrk -t 2 -c 8 -d 10s --latency -s "$WORK/add.lua" "http://127.0.0.1:$PORT" | tee "$WORK/add.out"
+kill -TERM $SERVER; wait $SERVER || true
+acked=$(awk '/requests in/ {print $1}' "$WORK/add.out")
+errors=$(grep -c "Non-2xx" "$WORK/add.out" || true)
+stored=$("$BIN" --data-dir "$WORK/data" --json list --user adds --limit 1000 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["results"]))')
+stored_all=$(sqlite3 "$WORK/data/memloop.db" "select count(*) from memories where user_id='adds'" 2>/dev/null || echo "?")
+echo "adds acknowledged (2xx): $acked (non-2xx lines: $errors); stored for user adds: $stored_all (list shows up to 1000: $stored)"
