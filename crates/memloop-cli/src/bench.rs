@@ -10,8 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Config, Durability, Embedder, EmbedderConfig, Memory, MiniLmEmbedder, NewMemory, Scope,
-    SearchQuery, StoreOptions,
+    Coalescing, Config, Durability, Embedder, EmbedderConfig, Memory, MiniLmEmbedder, NewMemory,
+    Scope, SearchQuery, StoreOptions,
 };
 use serde_json::{json, Value};
 
@@ -188,7 +188,7 @@ impl Drop for TempDir {
     }
 }
 
-fn bench_embedding(e: &MiniLmEmbedder, texts: &[String]) -> anyhow::Result<Value> {
+fn bench_embedding(e: &Arc<MiniLmEmbedder>, texts: &[String]) -> anyhow::Result<Value> {
     let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
     e.embed_batch(&strs[..strs.len().min(64)])?; // warm-up
     let n = strs.len().min(200);
@@ -201,10 +201,49 @@ fn bench_embedding(e: &MiniLmEmbedder, texts: &[String]) -> anyhow::Result<Value
         e.embed_batch(chunk)?;
     }
     let batch_rate = strs.len() as f64 / t.elapsed().as_secs_f64();
+    // What a server sees: 32 callers at once, one text each.
+    let plain = concurrent_rate(e.clone() as Arc<dyn Embedder>, &strs)?;
+    let coalesced = concurrent_rate(
+        Arc::new(Coalescing::new(e.clone() as Arc<dyn Embedder>)),
+        &strs,
+    )?;
     Ok(
         json!({"sentences": strs.len(), "single_p50_ms": p50, "single_p99_ms": p99,
-        "single_per_s": 1e3 / p50, "batch32_per_s": batch_rate}),
+        "single_per_s": 1e3 / p50, "batch32_per_s": batch_rate,
+        "concurrent32_plain_per_s": plain, "concurrent32_coalesced_per_s": coalesced}),
     )
+}
+
+/// Texts per second when 32 threads each embed single texts from `texts`.
+fn concurrent_rate(e: Arc<dyn Embedder>, texts: &[&str]) -> anyhow::Result<f64> {
+    const THREADS: usize = 32;
+    let per_thread = (texts.len() / THREADS).max(4);
+    let t = Instant::now();
+    let results: Vec<memloop::Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|i| {
+                let e = e.clone();
+                scope.spawn(move || {
+                    for j in 0..per_thread {
+                        e.embed(texts[(i * per_thread + j) % texts.len()])?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(memloop::Error::Internal("a bench thread panicked".into()))
+                })
+            })
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    Ok((THREADS * per_thread) as f64 / t.elapsed().as_secs_f64())
 }
 
 fn print_embedding(out: &Output, v: &Value) {
@@ -218,6 +257,11 @@ fn print_embedding(out: &Output, v: &Value) {
         f(v, "single_p99_ms")
     );
     println!("  batch32  {:>7.0} sentences/s", f(v, "batch32_per_s"));
+    println!(
+        "  32 callers, one text each: {:.0}/s plain, {:.0}/s coalesced",
+        f(v, "concurrent32_plain_per_s"),
+        f(v, "concurrent32_coalesced_per_s")
+    );
 }
 
 fn f(v: &Value, key: &str) -> f64 {

@@ -36,7 +36,7 @@ pub use memloop_core::{
     Llm, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
     MAX_TEXT_BYTES,
 };
-pub use memloop_embed::{MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
+pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
 pub use memloop_store::vector;

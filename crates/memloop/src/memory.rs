@@ -7,7 +7,7 @@ use memloop_core::{
     Embedder, EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
     WriteResult,
 };
-use memloop_embed::{MiniLmEmbedder, OpenAiEmbedder};
+use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
 use memloop_store::{
     EmbeddedStore, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats, StoreOptions,
 };
@@ -23,9 +23,11 @@ pub struct Memory {
     embedder: Arc<dyn Embedder>,
 }
 
-/// The configured embedder, loaded on first use (see `LazyEmbedder`).
+/// The configured embedder, loaded on first use (see `LazyEmbedder`), with
+/// concurrent single texts (the queries of concurrent searches) embedded
+/// together (see `Coalescing`).
 fn build_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
-    Ok(match cfg {
+    let embedder: Arc<dyn Embedder> = match cfg {
         EmbedderConfig::Local { model_dir, threads } => {
             let (model_dir, threads) = (model_dir.clone(), *threads);
             let info = EmbedderInfo {
@@ -44,7 +46,8 @@ fn build_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
             ))
         }
         EmbedderConfig::Openai(c) => Arc::new(OpenAiEmbedder::new(c.clone())?),
-    })
+    };
+    Ok(Arc::new(Coalescing::new(embedder)))
 }
 
 impl Memory {
