@@ -40,7 +40,11 @@ impl ApiError {
     }
 
     pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({"error": {"code": self.code, "message": self.message}})
+        serde_json::json!({
+            "error": {"code": self.code, "message": self.message},
+            // Mem0's clients show `detail`: with it they report what was wrong.
+            "detail": self.message,
+        })
     }
 }
 

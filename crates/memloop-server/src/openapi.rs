@@ -28,7 +28,8 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "memories", description = "The long-term store"),
         (name = "loop", description = "Context assembly and whole turns"),
         (name = "sessions", description = "Short-term buffers"),
-        (name = "operations", description = "Health, readiness, metrics, this document")
+        (name = "operations", description = "Health, readiness, metrics, this document"),
+        (name = "mem0", description = "What Mem0's own clients call: the key check, v3 add / search / list, entities")
     )
 )]
 pub struct ApiDoc;
@@ -47,10 +48,12 @@ impl Modify for Security {
     }
 }
 
-/// `{"error":{"code","message"}}`.
+/// `{"error":{"code","message"}}`, and the message again as `detail`,
+/// where Mem0's clients look for it.
 #[derive(ToSchema)]
 pub struct ErrorBody {
     error: ErrorDetail,
+    detail: String,
 }
 
 #[derive(ToSchema)]
@@ -230,4 +233,52 @@ pub struct StatusResponse {
     status: String,
     #[schema(value_type = Option<Object>)]
     details: Option<BTreeMap<String, String>>,
+}
+
+/// `GET /v1/ping`.
+#[derive(ToSchema)]
+pub struct PingResponse {
+    status: String,
+    /// Always "memloop".
+    org_id: String,
+    /// The key's tenant.
+    project_id: String,
+    /// Always null.
+    user_email: Option<String>,
+}
+
+/// `POST /v3/memories`: one page.
+#[derive(ToSchema)]
+pub struct PageResponse {
+    /// Memories in the scope (all pages).
+    count: usize,
+    /// The next page's path, or null.
+    next: Option<String>,
+    previous: Option<String>,
+    results: Vec<MemoryDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct EntityDoc {
+    id: String,
+    name: String,
+    /// user or agent.
+    #[schema(rename = "type")]
+    kind: String,
+    /// Current memories.
+    total_memories: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(ToSchema)]
+pub struct EntitiesResponse {
+    count: usize,
+    results: Vec<EntityDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct MessageResponse {
+    message: String,
+    memories_deleted: usize,
 }

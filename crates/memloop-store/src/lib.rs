@@ -31,7 +31,7 @@ use memloop_core::{EmbedderInfo, Error, Result};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use outbox::OutboxEntry;
-pub use read::{ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
+pub use read::{Entity, ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
 pub use write::{ForgetReport, MemoryUpdate};
 
 use partition::PartitionIndex;

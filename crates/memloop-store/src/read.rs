@@ -83,6 +83,19 @@ impl SearchQuery {
     }
 }
 
+/// A user (or an agent without a user) with current memories.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entity {
+    /// "user" or "agent".
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: String,
+    /// Current memories.
+    pub memories: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Stats {
     pub memories: i64,
@@ -117,6 +130,37 @@ impl EmbeddedStore {
 
     /// Memories of a scope, newest first, filtered, paginated.
     pub fn list(&self, q: &ListQuery) -> Result<Vec<MemoryRecord>> {
+        let limit = if q.limit == 0 {
+            100
+        } else {
+            q.limit.min(MAX_LIMIT)
+        };
+        let mut out = Vec::new();
+        let mut skipped = 0;
+        self.scan(q, |rec| {
+            if skipped < q.offset {
+                skipped += 1;
+                return true;
+            }
+            out.push(rec);
+            out.len() < limit
+        })?;
+        Ok(out)
+    }
+
+    /// How many memories `list` would page through (limit and offset ignored).
+    pub fn count(&self, q: &ListQuery) -> Result<usize> {
+        let mut n = 0;
+        self.scan(q, |_| {
+            n += 1;
+            true
+        })?;
+        Ok(n)
+    }
+
+    /// Calls `visit` with each memory of the query's scope that it admits,
+    /// newest first, until `visit` returns false.
+    fn scan(&self, q: &ListQuery, mut visit: impl FnMut(MemoryRecord) -> bool) -> Result<()> {
         let partition = q.scope.partition()?;
         let now = now_millis();
         let conn = self.conn();
@@ -128,32 +172,46 @@ impl EmbeddedStore {
         let rows = stmt
             .query_map([&partition], record_from_row)
             .map_err(sql_err)?;
-        let limit = if q.limit == 0 {
-            100
-        } else {
-            q.limit.min(MAX_LIMIT)
-        };
-        let mut out = Vec::new();
-        let mut skipped = 0;
         for r in rows {
             let (_, rec) = r.map_err(sql_err)?;
             let visible = match q.as_of {
                 Some(t) => rec.valid_from <= t && rec.valid_until.is_none_or(|u| u > t),
                 None => q.include_superseded || rec.is_current(now),
             };
-            if !visible || !admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
-                continue;
-            }
-            if skipped < q.offset {
-                skipped += 1;
-                continue;
-            }
-            out.push(rec);
-            if out.len() >= limit {
+            if visible && admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) && !visit(rec) {
                 break;
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The users, and the agents with memories of their own (no user), that
+    /// have current memories in a tenant, by name.
+    pub fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT user_id IS NULL, coalesce(user_id, agent_id), count(*), min(created_at), max(updated_at) \
+                 FROM memories WHERE tenant = ?1 AND valid_until IS NULL \
+                 GROUP BY 1, 2 ORDER BY 2, 1",
+            )
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map([tenant], |r| {
+                Ok(Entity {
+                    kind: if r.get::<_, bool>(0)? {
+                        "agent"
+                    } else {
+                        "user"
+                    },
+                    name: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    memories: r.get(2)?,
+                    created_at: r.get(3)?,
+                    updated_at: r.get(4)?,
+                })
+            })
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
 
     /// Every change to one memory, oldest first.

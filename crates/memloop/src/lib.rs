@@ -41,6 +41,6 @@ pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
 pub use memloop_store::vector;
 pub use memloop_store::{
-    Durability, EmbeddedStore, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats,
+    Durability, EmbeddedStore, Entity, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats,
     StoreOptions,
 };

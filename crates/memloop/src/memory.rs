@@ -9,7 +9,7 @@ use memloop_core::{
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
 use memloop_store::{
-    EmbeddedStore, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats, StoreOptions,
+    EmbeddedStore, Entity, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats, StoreOptions,
 };
 
 use crate::config::{Config, EmbedderConfig};
@@ -142,6 +142,16 @@ impl Memory {
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
         self.store.list(query)
+    }
+
+    /// How many memories `list` pages through (its limit and offset ignored).
+    pub fn count(&self, query: &ListQuery) -> Result<usize> {
+        self.store.count(query)
+    }
+
+    /// The users, and agents without a user, that have current memories in `tenant`.
+    pub fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
+        self.store.entities(tenant)
     }
 
     /// Replaces a memory's text (re-embedding it); the old text stays in history.

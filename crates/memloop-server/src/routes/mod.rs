@@ -1,6 +1,7 @@
 //! The router: handlers registered with their OpenAPI descriptions, then
 //! the layers every request passes through.
 
+pub mod mem0;
 pub mod memories;
 pub mod ops;
 pub mod sessions;
@@ -36,6 +37,12 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
         .routes(routes!(ops::openapi))
+        .routes(routes!(mem0::ping))
+        .routes(routes!(mem0::add))
+        .routes(routes!(mem0::search))
+        .routes(routes!(mem0::list))
+        .routes(routes!(mem0::entities))
+        .routes(routes!(mem0::delete_entity))
         .split_for_parts()
 }
 

@@ -6,6 +6,8 @@
 
 mod errors;
 mod fuzz;
+mod mem0;
+mod mem0_client;
 mod openapi;
 mod routes;
 mod socket;
@@ -158,7 +160,7 @@ impl Answer {
         self.body["error"]["code"].as_str().unwrap_or("")
     }
 
-    /// An error answer has exactly `{"error":{"code","message"}}`.
+    /// An error answer has exactly `{"error":{"code","message"},"detail"}`.
     pub fn assert_error(&self, status: u16, code: &str) {
         assert_eq!(self.status.as_u16(), status, "{}", self.text);
         assert_eq!(self.code(), code, "{}", self.text);
@@ -170,7 +172,13 @@ impl Answer {
             "{}",
             self.text
         );
-        assert_eq!(self.body.as_object().unwrap().len(), 1, "{}", self.text);
+        // Besides the error, only `detail`: the message again, for Mem0's clients.
+        assert_eq!(self.body.as_object().unwrap().len(), 2, "{}", self.text);
+        assert_eq!(
+            self.body["detail"], self.body["error"]["message"],
+            "{}",
+            self.text
+        );
         assert_eq!(
             self.body["error"].as_object().unwrap().len(),
             2,

@@ -12,14 +12,14 @@ use tokio::task::JoinHandle;
 
 use crate::*;
 
-struct Running {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    handle: JoinHandle<std::io::Result<()>>,
-    server: TestServer,
+pub struct Running {
+    pub addr: SocketAddr,
+    pub stop: Option<oneshot::Sender<()>>,
+    pub handle: JoinHandle<std::io::Result<()>>,
+    pub server: TestServer,
 }
 
-async fn start(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> Running {
+pub async fn start(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> Running {
     let server = server_with(config, llm);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
