@@ -77,8 +77,11 @@ pub fn ann_paths(dir: &Path, partition: &str) -> (PathBuf, PathBuf) {
 impl EmbeddedStore {
     /// The partition's index, loaded on first use and caught up with every commit.
     pub(crate) fn partition_index(&self, partition: &str) -> Result<Arc<Mutex<PartitionIndex>>> {
-        let existing = lock(&self.partitions).get(partition).cloned();
         let conn = self.conn();
+        // Looked up under the connection's lock, which loads hold: callers
+        // that waited behind a load of this partition find it loaded
+        // instead of each loading (and building an HNSW graph) again.
+        let existing = lock(&self.partitions).get(partition).cloned();
         let part = match existing {
             Some(p) => p,
             None => {
