@@ -152,7 +152,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
             &work.join(format!("store-{n}")),
             n,
             a.queries,
-            durability,
+            config.store.clone().with_durability(durability),
         )?;
         print_store(out, n, &fig);
         stores.push(fig);
@@ -291,10 +291,9 @@ fn bench_store(
     dir: &std::path::Path,
     n: usize,
     queries: usize,
-    durability: Durability,
+    options: StoreOptions,
 ) -> anyhow::Result<Value> {
     let _ = std::fs::remove_dir_all(dir);
-    let options = StoreOptions::default().with_durability(durability);
     let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
     let pool = vector_pool(e, 1000)?;
     let mut rng = Rng::new(42 + n as u64);
