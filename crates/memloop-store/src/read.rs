@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use memloop_core::fusion::{rrf, rrf_max, Ranks};
+use memloop_core::fusion::{fuse, keyword_part, vector_part, Range};
 use memloop_core::{
     now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
     SignalScores,
@@ -14,12 +14,15 @@ use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::{lock, sql_err, EmbeddedStore};
 
 /// The vector signal's weight in the fusion (the keyword signal's is 1).
-pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.3;
+pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
 
-/// See `SearchQuery::speaker_boost`. Off by default: on LoCoMo it lifts
-/// R@10 from 0.760 to 0.784 but drops the adversarial questions (which name
-/// the wrong person) from 0.888 to 0.621 (docs/retrieval.md).
-pub const DEFAULT_SPEAKER_BOOST: f32 = 0.0;
+/// See `SearchQuery::speaker_boost`. On LoCoMo's dev split 0.1 lifts R@5 /
+/// R@10 from 0.693 / 0.783 to 0.710 / 0.807. LoCoMo's adversarial questions
+/// name the wrong person on purpose; with score fusion they lose little
+/// (R@10 0.893 to 0.884; with rank fusion a boost of 0.2 had cost them 0.27),
+/// and a boost of 0.2 costs them more (0.844) for no further gain
+/// (docs/retrieval.md). Only memories with a `metadata.speaker` are affected.
+pub const DEFAULT_SPEAKER_BOOST: f32 = 0.1;
 
 /// The most results one search or list returns.
 pub const MAX_LIMIT: usize = 1000;
@@ -70,10 +73,10 @@ impl SearchQuery {
             kinds: Vec::new(),
             min_score: 0.0,
             candidates: 100,
-            // Keyword ranks count more than vector ranks: on LoCoMo's dev split
-            // BM25 (with turn context) finds 0.755 of evidence turns in the top 10
-            // where all-MiniLM-L6-v2 finds 0.502; of the weights 1, 0.5 and 0.3
-            // for the vector signal, 0.3 fused best (docs/retrieval.md).
+            // Keywords count more than meaning: on LoCoMo's dev split BM25
+            // (with turn context) finds 0.755 of evidence turns in the top 10
+            // where all-MiniLM-L6-v2 finds 0.502; of the vector weights 0.3 to
+            // 1, 0.4 to 0.6 fused best, flat between (docs/retrieval.md).
             vector_weight: DEFAULT_VECTOR_WEIGHT,
             keyword_weight: 1.0,
             speaker_boost: DEFAULT_SPEAKER_BOOST,
@@ -257,7 +260,7 @@ impl EmbeddedStore {
     }
 
     /// Hybrid search in one partition: the vector and keyword indexes each
-    /// give `candidates` rows, fused by weighted reciprocal rank.
+    /// give `candidates` rows, their scores fused (see `memloop_core::fusion`).
     pub fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
@@ -343,25 +346,23 @@ impl EmbeddedStore {
             s.bm25 = Some(*score);
             s.bm25_rank = Some(rank);
         }
-        let max = rrf_max(q.vector_weight, q.keyword_weight);
-        // The reported score: fused score over its maximum, plus the speaker
-        // boost, scaled back into 0..1.
+        let vector_range = Range::of(vec_hits.iter().map(|h| h.1));
+        let keyword_range = Range::of(kw_hits.iter().map(|h| h.1));
+        // The reported score: the fused score (0..1) plus the speaker boost,
+        // scaled back into 0..1.
         let mut ranked: Vec<(i64, SignalScores, f32)> = fused
             .into_iter()
             .map(|(row, mut s)| {
-                s.fused = rrf(
-                    Ranks {
-                        vector: s.vector_rank,
-                        keyword: s.bm25_rank,
-                    },
-                    q.vector_weight,
+                s.fused = fuse(
+                    keyword_part(s.bm25, keyword_range),
+                    vector_part(s.vector, vector_range),
                     q.keyword_weight,
+                    q.vector_weight,
                 );
                 if spoken.contains(&row) {
                     s.speaker_boost = q.speaker_boost;
                 }
-                let base = if max > 0.0 { s.fused / max } else { 0.0 };
-                let score = (base + s.speaker_boost) / (1.0 + q.speaker_boost.max(0.0));
+                let score = (s.fused + s.speaker_boost) / (1.0 + q.speaker_boost.max(0.0));
                 (row, s, score)
             })
             .collect();
