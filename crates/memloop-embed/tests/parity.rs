@@ -47,15 +47,23 @@ fn matches_sentence_transformers_reference() {
 }
 
 #[test]
-fn batch_equals_single() {
+fn single_texts_read_bf16_weights_and_stay_close() {
+    // One text at a time is a product of few rows, which reads the bfloat16
+    // copy of the weights (gemm::HALF_MAX_ROWS): close to the f32 batch and
+    // to the reference, not bit-equal.
     let fx = fixture();
     let model = MiniLmEmbedder::locate_and_load(None).unwrap();
     let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
     let batch = model.embed_batch(&texts).unwrap();
-    for (t, b) in texts.iter().zip(&batch) {
+    let (mut worst_batch, mut worst_ref) = (1.0f32, 1.0f32);
+    for ((t, b), want) in texts.iter().zip(&batch).zip(&fx.vectors) {
         let single = model.embed(t).unwrap();
-        assert!(cosine(&single, b) > 0.99999, "{t:?}");
+        worst_batch = worst_batch.min(cosine(&single, b));
+        worst_ref = worst_ref.min(cosine(&single, want));
     }
+    eprintln!("single vs batch: worst cosine {worst_batch}; vs reference {worst_ref}");
+    assert!(worst_batch > 0.9999, "single vs batch: {worst_batch}");
+    assert!(worst_ref > 0.9999, "single vs reference: {worst_ref}");
 }
 
 #[test]

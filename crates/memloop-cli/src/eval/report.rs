@@ -79,9 +79,14 @@ pub fn table(report: &Value, out_dir: Option<&Path>) {
     );
     let l = &report["search_latency_ms"];
     println!(
-        "search latency incl. query embedding: p50 {:.2} ms, p99 {:.2} ms",
+        "search latency incl. query embedding: p50 {:.2} ms, p99 {:.2} ms \
+         (embedding p50 {:.2} / p99 {:.2} ms, search of the top 50 p50 {:.2} / p99 {:.2} ms)",
         num(&l["p50"]),
-        num(&l["p99"])
+        num(&l["p99"]),
+        num(&l["embedding"]["p50"]),
+        num(&l["embedding"]["p99"]),
+        num(&l["search_top50"]["p50"]),
+        num(&l["search_top50"]["p99"])
     );
     let s = &report["skipped"];
     println!(

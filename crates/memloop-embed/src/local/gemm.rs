@@ -82,6 +82,32 @@ pub struct Packed {
     pub k: usize,
     pub n: usize,
     data: Vec<f32>,
+    /// The same panels in bfloat16 (the upper half of each f32, rounded to
+    /// nearest even), for products of few rows: see [`HALF_MAX_ROWS`].
+    half: Vec<u16>,
+}
+
+/// Products of at most this many rows (one short text: a query) read the
+/// bfloat16 copy of the weights. With few rows a product is bound by reading
+/// the weights from memory, not by arithmetic, so half the bytes is nearly
+/// half the time; each value is widened back to f32 before the same FMAs, so
+/// only the weights' last 16 mantissa bits are lost (vectors agree with the
+/// f32 path to a cosine of 0.9999). Batches keep reading f32, which is
+/// faster when arithmetic is the bound.
+pub const HALF_MAX_ROWS: usize = 32;
+
+/// False when `MEMLOOP_NO_BF16` is set: every product then reads f32, to
+/// compare the two.
+fn half_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("MEMLOOP_NO_BF16").is_none())
+}
+
+/// f32 to bfloat16, rounding to nearest even.
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+    (rounded >> 16) as u16
 }
 
 impl Packed {
@@ -96,7 +122,8 @@ impl Packed {
                 data.extend_from_slice(&w[row * n + p * PANEL..row * n + (p + 1) * PANEL]);
             }
         }
-        Some(Packed { k, n, data })
+        let half = data.iter().map(|&x| to_bf16(x)).collect();
+        Some(Packed { k, n, data, half })
     }
 }
 
@@ -192,6 +219,7 @@ fn run_panels(
                 avx512::block(
                     &a[r0 * b.k..],
                     rows,
+                    m <= HALF_MAX_ROWS && half_enabled(),
                     b,
                     panels.clone(),
                     &mut c[r0 * ldc..],
@@ -213,13 +241,15 @@ mod avx512 {
 
     use super::{Packed, PANEL};
 
-    /// All panels over `rows` rows of `a`, in tiles of 8 rows, then 4, 2, 1.
+    /// All panels over `rows` rows of `a`, in tiles of 8 rows, then 4, 2, 1,
+    /// reading the bfloat16 copy of the weights when `half`.
     /// Each tile of `a` is first copied k-major, so the kernel's broadcasts
     /// read one contiguous stream.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn block(
         a: &[f32],
         rows: usize,
+        half: bool,
         b: &Packed,
         panels: std::ops::Range<usize>,
         c: &mut [f32],
@@ -245,15 +275,66 @@ mod avx512 {
             r += mr;
         }
         for (i, p) in panels.enumerate() {
-            let panel = &b.data[p * k * PANEL..(p + 1) * k * PANEL];
+            let span = p * k * PANEL..(p + 1) * k * PANEL;
             for (r, mr, t) in &tiles {
                 let cr = &mut c[r * ldc + i * PANEL..];
-                match mr {
-                    8 => tile::<8>(t, panel, k, cr, ldc),
-                    4 => tile::<4>(t, panel, k, cr, ldc),
-                    2 => tile::<2>(t, panel, k, cr, ldc),
-                    _ => tile::<1>(t, panel, k, cr, ldc),
+                if half {
+                    let panel = &b.half[span.clone()];
+                    match mr {
+                        8 => tile_half::<8>(t, panel, k, cr, ldc),
+                        4 => tile_half::<4>(t, panel, k, cr, ldc),
+                        2 => tile_half::<2>(t, panel, k, cr, ldc),
+                        _ => tile_half::<1>(t, panel, k, cr, ldc),
+                    }
+                } else {
+                    let panel = &b.data[span.clone()];
+                    match mr {
+                        8 => tile::<8>(t, panel, k, cr, ldc),
+                        4 => tile::<4>(t, panel, k, cr, ldc),
+                        2 => tile::<2>(t, panel, k, cr, ldc),
+                        _ => tile::<1>(t, panel, k, cr, ldc),
+                    }
                 }
+            }
+        }
+    }
+
+    /// 16 bfloat16 values widened to f32 (a bfloat16 is an f32's upper half).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn widen(p: *const u16) -> __m512 {
+        let h = _mm256_loadu_si256(p as *const __m256i);
+        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+    }
+
+    /// `tile` over a bfloat16 panel.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn tile_half<const MR: usize>(
+        a: &[f32],
+        panel: &[u16],
+        k: usize,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); 3]; MR];
+        let (ap, bp) = (a.as_ptr(), panel.as_ptr());
+        for kk in 0..k {
+            let b0 = widen(bp.add(kk * PANEL));
+            let b1 = widen(bp.add(kk * PANEL + 16));
+            let b2 = widen(bp.add(kk * PANEL + 32));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*ap.add(kk * MR + r));
+                row[0] = _mm512_fmadd_ps(av, b0, row[0]);
+                row[1] = _mm512_fmadd_ps(av, b1, row[1]);
+                row[2] = _mm512_fmadd_ps(av, b2, row[2]);
+            }
+        }
+        let cp = c.as_mut_ptr();
+        for (r, row) in acc.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let dst = cp.add(r * ldc + 16 * j);
+                _mm512_storeu_ps(dst, _mm512_add_ps(_mm512_loadu_ps(dst), *v));
             }
         }
     }
@@ -289,18 +370,17 @@ mod avx512 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn packed_kernel_matches_matrixmultiply() {
-        if !avx512_available() {
-            return;
-        }
-        let (m, k, n) = (13, 40, 96);
+    /// The packed kernel against matrixmultiply, for `m` rows, with the
+    /// weights as the kernel reads them (`round` applied to each).
+    fn check_kernel(m: usize, round: fn(f32) -> f32) {
+        let (k, n) = (40, 96);
         let a: Vec<f32> = (0..m * k)
             .map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0)
             .collect();
         let w: Vec<f32> = (0..k * n)
             .map(|i| ((i * 5 % 11) as f32 - 5.0) / 3.0)
             .collect();
+        let read: Vec<f32> = w.iter().map(|&x| round(x)).collect();
         let mut want = vec![0.5f32; m * n];
         let mut got = want.clone();
         let av = View {
@@ -311,7 +391,7 @@ mod tests {
             col_stride: 1,
         };
         let bv = View {
-            data: &w,
+            data: &read,
             rows: k,
             cols: n,
             row_stride: n,
@@ -323,8 +403,30 @@ mod tests {
         assert!(gemm_packed(&a, m, &packed, &mut got, 1));
         assert!(gemm_packed(&a, m, &packed, &mut got2, 2));
         for ((g, g2), w) in got.iter().zip(&got2).zip(&want) {
-            assert!((g - w).abs() < 1e-3, "{g} vs {w}");
+            assert!((g - w).abs() < 1e-3, "m = {m}: {g} vs {w}");
             assert_eq!(g, g2);
         }
+    }
+
+    #[test]
+    fn packed_kernel_matches_matrixmultiply() {
+        if !avx512_available() {
+            return;
+        }
+        // Many rows read the f32 weights.
+        check_kernel(HALF_MAX_ROWS + 8, |x| x);
+        // Few rows read them in bfloat16.
+        if half_enabled() {
+            check_kernel(13, |x| f32::from_bits(u32::from(to_bf16(x)) << 16));
+        }
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        assert_eq!(to_bf16(1.0), 0x3f80);
+        // 1 + 2^-8 is halfway between two bfloat16 values: to the even one.
+        assert_eq!(to_bf16(1.0 + 1.0 / 256.0), 0x3f80);
+        assert_eq!(to_bf16(1.0 + 3.0 / 256.0), 0x3f82);
+        assert_eq!(to_bf16(-2.5), 0xc020);
     }
 }
