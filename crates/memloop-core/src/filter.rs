@@ -14,6 +14,16 @@ use serde_json::Value;
 
 use crate::{Error, MemoryRecord, Result};
 
+/// The longest text filter accepted, in bytes. A filter is a handful of
+/// conditions; anything longer is a mistake or an attack, and refusing it
+/// early keeps the lexer's work bounded.
+pub const MAX_FILTER_BYTES: usize = 16 * 1024;
+
+/// How deep parentheses, `NOT`s and nested JSON `AND`/`OR`/`NOT` may go.
+/// Parsing and matching recurse once a level, so without this bound a few
+/// kilobytes of `((((…` overflow the stack and abort the whole process.
+pub const MAX_FILTER_DEPTH: usize = 32;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Eq,
@@ -37,8 +47,19 @@ pub enum Filter {
 impl Filter {
     /// Parses the text form.
     pub fn parse(text: &str) -> Result<Filter> {
+        if text.len() > MAX_FILTER_BYTES {
+            return Err(bad(format!(
+                "it is {} bytes long, more than the {MAX_FILTER_BYTES} accepted; \
+                 split it or use fewer conditions",
+                text.len()
+            )));
+        }
         let tokens = lex(text)?;
-        let mut p = Parser { tokens, pos: 0 };
+        let mut p = Parser {
+            tokens,
+            pos: 0,
+            depth: 0,
+        };
         let f = p.or()?;
         if p.pos != p.tokens.len() {
             return Err(bad(format!(
@@ -51,6 +72,13 @@ impl Filter {
 
     /// Parses the JSON form.
     pub fn from_json(value: &Value) -> Result<Filter> {
+        Self::from_json_at(value, 0)
+    }
+
+    fn from_json_at(value: &Value, depth: usize) -> Result<Filter> {
+        if depth >= MAX_FILTER_DEPTH {
+            return Err(too_deep());
+        }
         let obj = value
             .as_object()
             .ok_or_else(|| bad("a filter must be a JSON object".into()))?;
@@ -61,14 +89,19 @@ impl Filter {
                     let list = v
                         .as_array()
                         .ok_or_else(|| bad(format!("{key} takes a list of filters")))?;
-                    let subs = list.iter().map(Filter::from_json).collect::<Result<_>>()?;
+                    let subs = list
+                        .iter()
+                        .map(|f| Filter::from_json_at(f, depth + 1))
+                        .collect::<Result<_>>()?;
                     parts.push(if key.eq_ignore_ascii_case("and") {
                         Filter::And(subs)
                     } else {
                         Filter::Or(subs)
                     });
                 }
-                "NOT" | "not" => parts.push(Filter::Not(Box::new(Filter::from_json(v)?))),
+                "NOT" | "not" => {
+                    parts.push(Filter::Not(Box::new(Filter::from_json_at(v, depth + 1)?)))
+                }
                 field => parts.push(json_condition(field, v)?),
             }
         }
@@ -95,6 +128,13 @@ impl Filter {
 fn bad(msg: String) -> Error {
     Error::InvalidInput(format!(
         "bad filter: {msg} (example: category = \"food\" AND rating >= 4)"
+    ))
+}
+
+fn too_deep() -> Error {
+    bad(format!(
+        "it nests more than {MAX_FILTER_DEPTH} levels of parentheses, NOT, AND or OR; \
+         flatten it (a AND b AND c needs no parentheses)"
     ))
 }
 
@@ -376,6 +416,8 @@ fn push(out: &mut Vec<Token>, i: &mut usize, t: Token) {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// Open parentheses and `NOT`s around the current position.
+    depth: usize,
 }
 
 impl Parser {
@@ -417,9 +459,12 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Filter> {
         match self.next() {
-            Some(Token::Not) => Ok(Filter::Not(Box::new(self.unary()?))),
+            Some(Token::Not) => {
+                let inner = self.nested(Self::unary)?;
+                Ok(Filter::Not(Box::new(inner)))
+            }
             Some(Token::LParen) => {
-                let f = self.or()?;
+                let f = self.nested(Self::or)?;
                 match self.next() {
                     Some(Token::RParen) => Ok(f),
                     _ => Err(bad("a '(' is not closed".into())),
@@ -432,6 +477,17 @@ impl Parser {
             ))),
             None => Err(bad("the expression ends too early".into())),
         }
+    }
+
+    /// Runs `parse` one level deeper, refusing past `MAX_FILTER_DEPTH`.
+    fn nested(&mut self, parse: fn(&mut Self) -> Result<Filter>) -> Result<Filter> {
+        if self.depth >= MAX_FILTER_DEPTH {
+            return Err(too_deep());
+        }
+        self.depth += 1;
+        let f = parse(self);
+        self.depth -= 1;
+        f
     }
 
     fn condition(&mut self, field: String) -> Result<Filter> {
@@ -584,10 +640,130 @@ mod tests {
         assert!(Filter::from_json(&json!([1])).is_err());
     }
 
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        // The shapes that aborted the server: thousands of parentheses and NOTs.
+        for text in [
+            format!("{}a = 1{}", "(".repeat(1_600), ")".repeat(1_600)),
+            format!("{}a = 1", "(".repeat(3_000)),
+            format!(
+                "{}a = 1",
+                "NOT "
+                    .repeat(20_000)
+                    .chars()
+                    .take(16_000)
+                    .collect::<String>()
+            ),
+            format!("{}a = 1", "NOT (".repeat(2_000)),
+        ] {
+            let err = Filter::parse(&text).unwrap_err().to_string();
+            assert!(err.contains("nests more than 32 levels"), "{err}");
+        }
+        // Built by hand: `json!` serialises an embedded value, which would recurse.
+        let mut deep = json!({"a": 1});
+        for i in 0..5_000 {
+            let mut m = serde_json::Map::new();
+            if i % 2 == 0 {
+                m.insert("NOT".into(), deep);
+            } else {
+                m.insert("AND".into(), Value::Array(vec![deep]));
+            }
+            deep = Value::Object(m);
+        }
+        let err = Filter::from_json(&deep).unwrap_err().to_string();
+        assert!(err.contains("nests more than 32 levels"), "{err}");
+        // serde_json's own drop of such a value recurses too; take it apart by hand.
+        while let Value::Object(mut m) = deep {
+            deep = match m.remove("NOT").or_else(|| m.remove("AND")) {
+                Some(Value::Array(mut v)) => v.pop().unwrap_or(Value::Null),
+                Some(v) => v,
+                None => Value::Null,
+            };
+        }
+    }
+
+    #[test]
+    fn nesting_up_to_the_limit_still_parses_and_matches() {
+        let r = record(json!({"a": 1}));
+        let depth = MAX_FILTER_DEPTH;
+        let ok = format!("{}a = 1{}", "(".repeat(depth), ")".repeat(depth));
+        assert!(Filter::parse(&ok).unwrap().matches(&r));
+        let nots = format!("{}a = 1", "NOT NOT ".repeat(depth / 2));
+        assert!(Filter::parse(&nots).unwrap().matches(&r));
+        let over = format!("({ok})");
+        assert!(Filter::parse(&over).is_err());
+        let mut js = json!({"a": 1});
+        for _ in 0..depth - 1 {
+            js = json!({ "AND": [js] });
+        }
+        assert!(Filter::from_json(&js).unwrap().matches(&r));
+        assert!(Filter::from_json(&json!({ "OR": [js] })).is_err());
+    }
+
+    #[test]
+    fn overlong_text_is_refused_with_its_size() {
+        let long = format!("tag IN [{}]", vec!["\"x\""; 5_000].join(","));
+        let err = Filter::parse(&long).unwrap_err().to_string();
+        assert!(err.contains("bytes long") && err.contains("16384"), "{err}");
+    }
+
+    fn json_filter() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(json!(1)),
+            Just(json!("x")),
+            Just(json!(null)),
+            Just(json!([1, "a"])),
+            Just(json!({"gte": 3})),
+            Just(json!({"in": [1, 2]})),
+            Just(json!({"like": 1})),
+            "[a-zA-Z_.]{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(48, 256, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({ "AND": v })),
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({ "or": v })),
+                inner.clone().prop_map(|v| json!({ "NOT": v })),
+                ("[a-z._]{1,6}", inner).prop_map(|(k, v)| json!({ k: v })),
+            ]
+        })
+    }
+
     proptest::proptest! {
         #[test]
         fn parser_never_panics(s in ".{0,40}") {
             let _ = Filter::parse(&s);
+        }
+
+        /// Long strings built from the filter language's own pieces reach
+        /// far deeper and wider than random characters do.
+        #[test]
+        fn parser_never_panics_on_filter_shaped_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "(", ")", "NOT ", " AND ", " OR ", "a = 1", "b IN [1, 'x']",
+                    "c NOT IN []", "d >= 2024-05-01", "'", "\"", "[", "]", ",", "!", " ",
+                ]),
+                0..3_000,
+            )
+        ) {
+            let text: String = parts.concat();
+            if let Ok(f) = Filter::parse(&text) {
+                let _ = f.matches(&record(json!({"a": 1, "b": "x"})));
+            }
+        }
+
+        #[test]
+        fn json_form_never_panics(v in json_filter()) {
+            if let Ok(f) = Filter::from_json(&v) {
+                let _ = f.matches(&record(json!({"a": 1})));
+            }
+        }
+
+        #[test]
+        fn dates_never_panic(s in "\\PC{0,40}", digits in "[0-9+-]{1,12}-[0-9]{1,3}-[0-9]{1,3}") {
+            let _ = parse_date(&s);
+            let _ = parse_date(&digits);
         }
     }
 }
