@@ -862,3 +862,65 @@ fn facts_serialize_with_rfc3339_times() {
             "value": "Berlin", "multi": false, "polarity": "asserted"}})
     );
 }
+
+/// Pieces of time expressions, with numbers far past any calendar, so the
+/// arithmetic of "N units ago" meets its overflow edges.
+const TIME_PIECES: &[&str] = &[
+    "ago",
+    "in",
+    "last",
+    "next",
+    "this",
+    "the",
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "before",
+    "after",
+    "yesterday",
+    "tomorrow",
+    "on",
+    "Monday",
+    "May",
+    "summer",
+    "of",
+    "3",
+    "0",
+    "-1",
+    "12",
+    "31",
+    "2023",
+    "2023-05-07",
+    "9999",
+    "99999999999",
+    "18446744073709551615",
+    "-9223372036854775808",
+    "two",
+    "a",
+    "couple",
+    "th",
+    "3rd",
+    ",",
+    "between",
+    "and",
+    "since",
+];
+
+proptest::proptest! {
+    #[test]
+    fn time_expressions_never_panic(
+        words in proptest::collection::vec(proptest::sample::select(TIME_PIECES), 0..12),
+        at in proptest::num::i64::ANY,
+    ) {
+        let text = words.join(" ");
+        if let Some(t) = resolve_relative_time(&text, at) {
+            // Whatever is resolved must be a date chrono can print.
+            let _ = format!("{t:?}");
+        }
+    }
+}
