@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What kind of failure an error is, so front ends map it in one place
 /// (exit codes, HTTP statuses) without matching on every variant.
@@ -41,14 +41,19 @@ pub enum Error {
     RemoteRejected(String),
     #[error("storage error: {0}")]
     Storage(String),
-    #[error("the database is busy (another process holds the write lock); retry: {0}")]
+    #[error("the database is busy (another process held the write lock for the whole busy timeout, `busy_timeout_ms` under [store]); retry: {0}")]
     Busy(String),
+    /// The data directory (or a file in it) cannot be written: a read-only
+    /// mount, a directory owned by someone else. Not damage: nothing is wrong
+    /// with the data, only with where it is.
+    #[error("cannot write to {path} ({reason}): make it writable or choose another --data-dir")]
+    PermissionDenied { path: PathBuf, reason: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("store at {dir} is damaged: {reason}")]
+    #[error("{}", corruption_message(dir, reason))]
     Corruption { dir: PathBuf, reason: String },
     #[error("store schema version {found} is newer than this memloop understands ({supported}): upgrade memloop")]
     SchemaTooNew { found: i64, supported: i64 },
@@ -68,9 +73,13 @@ impl Error {
             | Error::SchemaTooNew { .. }
             | Error::ModelMissing { .. }
             | Error::ModelInvalid { .. } => ErrorClass::Corruption,
-            Error::Embedding(_) | Error::Storage(_) | Error::Io { .. } | Error::Internal(_) => {
-                ErrorClass::Internal
-            }
+            // No class of its own yet (front ends match every class): the
+            // `permission_denied` code tells it apart from other internal errors.
+            Error::Embedding(_)
+            | Error::Storage(_)
+            | Error::Io { .. }
+            | Error::PermissionDenied { .. }
+            | Error::Internal(_) => ErrorClass::Internal,
         }
     }
 
@@ -88,6 +97,7 @@ impl Error {
             Error::Storage(_) => "storage_error",
             Error::Busy(_) => "busy",
             Error::Io { .. } => "io_error",
+            Error::PermissionDenied { .. } => "permission_denied",
             Error::Corruption { .. } => "corruption",
             Error::SchemaTooNew { .. } => "schema_too_new",
             Error::Internal(_) => "internal",
@@ -96,6 +106,46 @@ impl Error {
 
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidInput(msg.into())
+    }
+}
+
+/// What a damaged store says: where it is and what to do about it. The
+/// directory is empty when the error was raised below the store's open (a
+/// statement deep in a query); the facade fills it in before it reaches a user.
+fn corruption_message(dir: &Path, reason: &str) -> String {
+    if dir.as_os_str().is_empty() {
+        return format!(
+            "the store's database is damaged: {reason}: restore memloop.db from a backup, or move it aside (with memloop.db-wal and memloop.db-shm) to start an empty store"
+        );
+    }
+    let db = dir.join("memloop.db");
+    format!(
+        "store at {} is damaged: {reason}: restore {} from a backup, or move it aside (with its -wal and -shm files) to start an empty store",
+        dir.display(),
+        db.display()
+    )
+}
+
+impl Error {
+    /// Fills in the data directory of errors raised without it (a SQLite
+    /// error deep in a statement knows nothing of paths), so every message
+    /// names the store it is about.
+    pub fn in_dir(self, dir: &Path) -> Error {
+        match self {
+            Error::Corruption { dir: d, reason } if d.as_os_str().is_empty() => Error::Corruption {
+                dir: dir.to_path_buf(),
+                reason,
+            },
+            Error::PermissionDenied { path, reason } if path.as_os_str().is_empty() => {
+                Error::PermissionDenied {
+                    path: dir.to_path_buf(),
+                    reason,
+                }
+            }
+            Error::Storage(m) => Error::Storage(format!("store at {}: {m}", dir.display())),
+            Error::Busy(m) => Error::Busy(format!("store at {}: {m}", dir.display())),
+            other => other,
+        }
     }
 }
 

@@ -20,8 +20,8 @@ pub use filter::Filter;
 pub use gate::{GateConfig, GateDecision};
 pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
-    Event, HistoryEntry, Kind, MemoryRecord, NewMemory, Provenance, SearchHit, SignalScores,
-    WriteResult,
+    check_time, expires_after, parse_ttl, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
+    Provenance, SearchHit, SignalScores, WriteResult, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
 };
 pub use scope::Scope;
 pub use traits::{Embedder, EmbedderInfo};

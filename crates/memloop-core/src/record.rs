@@ -85,6 +85,73 @@ pub struct NewMemory {
     pub provenance: Provenance,
 }
 
+/// The earliest time a memory may carry: 0000-01-01T00:00:00Z. Times are
+/// bounded to years 0 to 9999 so every stored time prints as RFC 3339 (a
+/// four-digit year), which is what clients parse.
+pub const MIN_TIME_MS: i64 = -62_167_219_200_000;
+/// The latest: 9999-12-31T23:59:59.999Z.
+pub const MAX_TIME_MS: i64 = 253_402_300_799_999;
+/// The longest TTL accepted: 100 years (of 365.25 days). Longer is no
+/// expiry in practice and is refused rather than stored as a date nobody
+/// can read back.
+pub const MAX_TTL_MS: i64 = 36_525 * 86_400_000;
+
+/// Checks that `ms` (a time called `field` in messages) lies in years 0 to 9999.
+pub fn check_time(field: &str, ms: i64) -> crate::Result<()> {
+    if !(MIN_TIME_MS..=MAX_TIME_MS).contains(&ms) {
+        return Err(crate::Error::invalid(format!(
+            "{field} {ms} (Unix milliseconds) is outside the years 0 to 9999: give a date between 0000-01-01 and 9999-12-31"
+        )));
+    }
+    Ok(())
+}
+
+/// Parses a TTL such as 30s, 15m, 12h, 7d or 2w into milliseconds, at most
+/// [`MAX_TTL_MS`] (100 years).
+pub fn parse_ttl(s: &str) -> crate::Result<i64> {
+    let bad = || {
+        crate::Error::invalid(format!(
+            "{s:?} is not a duration: use a number and a unit, like 30s, 15m, 12h, 7d or 2w"
+        ))
+    };
+    let t = s.trim();
+    // Split off the last character, not the last byte: a multi-byte unit
+    // ("3日") must be refused, not split inside a character.
+    let unit = t.chars().next_back().ok_or_else(bad)?;
+    let num = &t[..t.len() - unit.len_utf8()];
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    let unit_ms: i64 = match unit {
+        's' => 1_000,
+        'm' => 60_000,
+        'h' => 3_600_000,
+        'd' => 86_400_000,
+        'w' => 604_800_000,
+        _ => return Err(bad()),
+    };
+    if n <= 0 {
+        return Err(bad());
+    }
+    match n.checked_mul(unit_ms) {
+        Some(ms) if ms <= MAX_TTL_MS => Ok(ms),
+        _ => Err(crate::Error::invalid(format!(
+            "{s:?} is longer than the longest TTL, 100 years (36525d): give a shorter one, or none to keep the memory until it is deleted"
+        ))),
+    }
+}
+
+/// When a memory written at `now` with a TTL of `ttl_ms` expires, refused
+/// when the TTL is not positive, exceeds 100 years or ends after year 9999.
+pub fn expires_after(now: i64, ttl_ms: i64) -> crate::Result<i64> {
+    if !(1..=MAX_TTL_MS).contains(&ttl_ms) {
+        return Err(crate::Error::invalid(format!(
+            "a TTL of {ttl_ms} ms is outside 1 ms to 100 years"
+        )));
+    }
+    let at = now.saturating_add(ttl_ms);
+    check_time("expires_at", at)?;
+    Ok(at)
+}
+
 fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(Default::default())
 }
@@ -110,6 +177,19 @@ impl NewMemory {
     pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
         self.metadata = metadata;
         self
+    }
+
+    /// Checks `valid_from` and `expires_at` lie in years 0 to 9999 (see
+    /// [`check_time`]). The store calls it on every write, whoever parsed
+    /// the times (CLI, REST, MCP, a library caller).
+    pub fn validate_times(&self) -> crate::Result<()> {
+        if let Some(t) = self.valid_from {
+            check_time("valid_from", t)?;
+        }
+        if let Some(t) = self.expires_at {
+            check_time("expires_at", t)?;
+        }
+        Ok(())
     }
 }
 
@@ -231,4 +311,66 @@ pub struct SearchHit {
     /// The ranking score in 0..1 (higher is better).
     pub score: f32,
     pub scores: SignalScores,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_units_and_bounds() {
+        assert_eq!(parse_ttl("30s").unwrap(), 30_000);
+        assert_eq!(parse_ttl("2w").unwrap(), 2 * 604_800_000);
+        assert_eq!(parse_ttl(" 7d ").unwrap(), 7 * 86_400_000);
+        assert_eq!(parse_ttl("36525d").unwrap(), MAX_TTL_MS);
+        for bad in [
+            "",
+            "  ",
+            "d",
+            "-1d",
+            "0s",
+            "5y",
+            "1.5h",
+            "3日",
+            "日",
+            "5dé",
+            // Fits an i64 but ends in year ~27 million: was stored, and
+            // printed as a bare number instead of RFC 3339.
+            "9999999999d",
+            "36526d",
+            "5219w",
+            "9999999999999999w",
+        ] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+        let long = parse_ttl("9999999999d").unwrap_err().to_string();
+        assert!(long.contains("100 years"), "{long}");
+    }
+
+    #[test]
+    fn times_stay_within_years_0_to_9999() {
+        let now = 1_700_000_000_000;
+        assert_eq!(expires_after(now, 1_000).unwrap(), now + 1_000);
+        assert!(expires_after(now, MAX_TTL_MS).is_ok());
+        assert!(expires_after(now, MAX_TTL_MS + 1).is_err());
+        assert!(expires_after(now, 0).is_err());
+        assert!(expires_after(MAX_TIME_MS - 10, 1_000).is_err());
+        assert_eq!(
+            crate::time::to_rfc3339(MAX_TIME_MS),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            crate::time::to_rfc3339(MIN_TIME_MS),
+            "0000-01-01T00:00:00.000Z"
+        );
+        assert!(check_time("t", MAX_TIME_MS + 1).is_err());
+        assert!(check_time("t", MIN_TIME_MS - 1).is_err());
+        let mut m = NewMemory::text("x");
+        assert!(m.validate_times().is_ok());
+        m.expires_at = Some(i64::MAX);
+        assert!(m.validate_times().is_err());
+        m.expires_at = None;
+        m.valid_from = Some(i64::MIN);
+        assert!(m.validate_times().is_err());
+    }
 }

@@ -49,7 +49,42 @@ pub struct Summary {
 /// the same time by several processes are all kept, each call's turns together.
 pub trait ShortTermStore: Send + Sync {
     /// Appends turns to a session; returns the session's length after it.
-    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize>;
+    /// The session is not recorded as any user's: prefer [`append_for`]
+    /// when the user is known, so a purge of that user can find it.
+    ///
+    /// [`append_for`]: ShortTermStore::append_for
+    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize> {
+        self.append_for(tenant, None, session, turns)
+    }
+    /// Appends turns to a session and, with a user, records in the same
+    /// atomic step that the session holds that user's turns, so
+    /// [`clear_user`](ShortTermStore::clear_user) finds it.
+    fn append_for(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        turns: &[Turn],
+    ) -> Result<usize>;
+    /// Forgets every session appended to for `user` in `tenant` (turns and
+    /// summaries), for a purge of the user. Returns how many sessions. A
+    /// session shared with another user goes too: a purge errs on the side
+    /// of forgetting.
+    fn clear_user(&self, tenant: &str, user: &str) -> Result<usize>;
+    /// What a purge of `scope` forgets here: the scope's session when it
+    /// names one, else every session of its user. Returns how many
+    /// sessions. An agent-only scope has no sessions of its own (sessions
+    /// are recorded by user), so it clears none.
+    fn forget_scope(&self, scope: &crate::Scope) -> Result<usize> {
+        if let Some(session) = scope.session_id.as_deref() {
+            self.clear(&scope.tenant, session)?;
+            return Ok(1);
+        }
+        match scope.user_id.as_deref() {
+            Some(user) => self.clear_user(&scope.tenant, user),
+            None => Ok(0),
+        }
+    }
     /// Every turn of a session, oldest first (empty for an unknown session).
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>>;
     /// Forgets a session, its summary too.

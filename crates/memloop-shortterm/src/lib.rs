@@ -5,7 +5,7 @@
 
 mod redis_buffer;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
@@ -18,6 +18,8 @@ pub use redis_buffer::RedisBuffer;
 pub struct InProcessBuffer {
     sessions: Mutex<HashMap<(String, String), Vec<Turn>>>,
     summaries: Mutex<HashMap<(String, String), Summary>>,
+    /// (tenant, user) → the sessions appended to for that user.
+    owners: Mutex<HashMap<(String, String), HashSet<String>>>,
 }
 
 impl InProcessBuffer {
@@ -32,14 +34,47 @@ fn check(session: &str, turns: &[Turn]) -> Result<()> {
 }
 
 impl ShortTermStore for InProcessBuffer {
-    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize> {
+    fn append_for(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        turns: &[Turn],
+    ) -> Result<usize> {
         check(session, turns)?;
         let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(user) = user {
+            // Recorded while the sessions lock is held: a clear_user that
+            // runs next sees both the turns and their owner.
+            self.owners
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry((tenant.to_string(), user.to_string()))
+                .or_default()
+                .insert(session.to_string());
+        }
         let list = map
             .entry((tenant.to_string(), session.to_string()))
             .or_default();
         list.extend_from_slice(turns);
         Ok(list.len())
+    }
+
+    fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let sessions = self
+            .owners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(tenant.to_string(), user.to_string()))
+            .unwrap_or_default();
+        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
+        for s in &sessions {
+            let key = (tenant.to_string(), s.clone());
+            map.remove(&key);
+            sums.remove(&key);
+        }
+        Ok(sessions.len())
     }
 
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {
@@ -84,6 +119,47 @@ impl ShortTermStore for InProcessBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clear_user_forgets_that_users_sessions_only() {
+        let b = InProcessBuffer::new();
+        b.append_for("t", Some("alice"), "a1", &[Turn::new("user", "alice one")])
+            .unwrap();
+        b.append_for("t", Some("alice"), "a2", &[Turn::new("user", "alice two")])
+            .unwrap();
+        b.append_for("t", Some("bob"), "b1", &[Turn::new("user", "bob")])
+            .unwrap();
+        b.append_for(
+            "t2",
+            Some("alice"),
+            "a1",
+            &[Turn::new("user", "other tenant")],
+        )
+        .unwrap();
+        b.set_summary(
+            "t",
+            "a1",
+            &Summary {
+                text: "alice said one".into(),
+                covers: 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(b.clear_user("t", "alice").unwrap(), 2);
+        assert!(b.read("t", "a1").unwrap().is_empty());
+        assert!(b.read("t", "a2").unwrap().is_empty());
+        assert_eq!(b.summary("t", "a1").unwrap(), None);
+        assert_eq!(b.read("t", "b1").unwrap().len(), 1);
+        assert_eq!(b.read("t2", "a1").unwrap().len(), 1);
+        assert_eq!(b.clear_user("t", "alice").unwrap(), 0);
+        let scope = memloop_core::Scope::user("bob");
+        let scope = memloop_core::Scope {
+            tenant: "t".into(),
+            ..scope
+        };
+        assert_eq!(b.forget_scope(&scope).unwrap(), 1);
+        assert!(b.read("t", "b1").unwrap().is_empty());
+    }
 
     #[test]
     fn in_process_keeps_order_and_separates_sessions_and_tenants() {

@@ -2,6 +2,12 @@
 //! `{prefix}:{tenant}:{session}`. RPUSH and EXPIRE run in one MULTI/EXEC, so
 //! concurrent appends from several processes interleave whole calls and lose
 //! nothing, and a session idle for the TTL disappears.
+//!
+//! Which sessions hold a user's turns is a set of session ids under
+//! `{prefix}#user:["tenant","user"]` (a JSON pair: tenant and user ids may
+//! hold colons, and `#` keeps it apart from every session key), added to in
+//! the same MULTI as the append and given the same idle TTL, so it outlives
+//! every session it names. A purge of the user deletes the sessions it names.
 
 use std::sync::Mutex;
 
@@ -51,6 +57,12 @@ impl RedisBuffer {
         format!("{}:{}:{}", self.prefix, tenant, session)
     }
 
+    fn user_key(&self, tenant: &str, user: &str) -> Result<String> {
+        let pair =
+            serde_json::to_string(&(tenant, user)).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(format!("{}#user:{pair}", self.prefix))
+    }
+
     /// Runs `f` on the connection, reconnecting once if it was dropped.
     fn with_conn<T>(
         &self,
@@ -75,7 +87,13 @@ impl RedisBuffer {
 }
 
 impl ShortTermStore for RedisBuffer {
-    fn append(&self, tenant: &str, session: &str, turns: &[Turn]) -> Result<usize> {
+    fn append_for(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        turns: &[Turn],
+    ) -> Result<usize> {
         validate_session(session)?;
         turns.iter().try_for_each(Turn::validate)?;
         if turns.is_empty() {
@@ -87,15 +105,52 @@ impl ShortTermStore for RedisBuffer {
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| Error::Internal(e.to_string()))?;
         let key = self.key(tenant, session);
+        let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
         self.with_conn(|c| {
             let mut pipe = redis::pipe();
             pipe.atomic().cmd("RPUSH").arg(&key).arg(&values);
             if self.ttl_secs > 0 {
                 pipe.cmd("EXPIRE").arg(&key).arg(self.ttl_secs).ignore();
             }
+            if let Some(owner) = &owner {
+                pipe.cmd("SADD").arg(owner).arg(session).ignore();
+                if self.ttl_secs > 0 {
+                    pipe.cmd("EXPIRE").arg(owner).arg(self.ttl_secs).ignore();
+                }
+            }
             let (len,): (usize,) = pipe.query(c)?;
             Ok(len)
         })
+    }
+
+    fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
+        let owner = self.user_key(tenant, user)?;
+        let sessions: Vec<String> =
+            self.with_conn(|c| redis::cmd("SMEMBERS").arg(&owner).query(c))?;
+        if sessions.is_empty() {
+            return Ok(0);
+        }
+        let mut keys = Vec::with_capacity(sessions.len() * 2);
+        for s in &sessions {
+            let key = self.key(tenant, s);
+            keys.push(format!("{key}:summary"));
+            keys.push(key);
+        }
+        // SREM only the sessions read above: one appended to meanwhile stays
+        // recorded (its turns came after the purge, and a later purge finds it).
+        self.with_conn(|c| {
+            redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(&keys)
+                .ignore()
+                .cmd("SREM")
+                .arg(&owner)
+                .arg(&sessions)
+                .ignore()
+                .query::<()>(c)
+        })?;
+        Ok(sessions.len())
     }
 
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {

@@ -171,3 +171,103 @@ fn summary_is_shared_never_rolls_back_and_expires_with_the_session() {
     b.clear("t", "s").unwrap();
     assert_eq!(b.summary("t", "s").unwrap(), None);
 }
+
+/// A purge of one user deletes every session appended to for that user (turns
+/// and summaries, whichever handle appended them) and nothing of anyone else.
+#[test]
+fn clear_user_forgets_the_users_sessions_and_only_those() {
+    use memloop_core::short_term::Summary;
+    let p = fresh_prefix();
+    let b = buffer(&p, 600);
+    let other_handle = buffer(&p, 600);
+    b.append_for(
+        "t",
+        Some("alice"),
+        "a1",
+        &[Turn::new("user", "alice secret one")],
+    )
+    .unwrap();
+    other_handle
+        .append_for(
+            "t",
+            Some("alice"),
+            "a:2",
+            &[Turn::new("user", "alice secret two")],
+        )
+        .unwrap();
+    b.set_summary(
+        "t",
+        "a1",
+        &Summary {
+            text: "alice summary".into(),
+            covers: 1,
+        },
+    )
+    .unwrap();
+    b.append_for("t", Some("bob"), "b1", &[Turn::new("user", "bob stays")])
+        .unwrap();
+    // Same user id in another tenant, and a user id that would collide with
+    // a naive "tenant:user" key.
+    b.append_for(
+        "t2",
+        Some("alice"),
+        "a1",
+        &[Turn::new("user", "other tenant")],
+    )
+    .unwrap();
+    b.append_for(
+        "t",
+        Some("alice:x"),
+        "ax",
+        &[Turn::new("user", "colon user")],
+    )
+    .unwrap();
+    // The owner set expires with the sessions.
+    let client = redis::Client::open(url()).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let owner = format!("{p}#user:[\"t\",\"alice\"]");
+    let ttl: i64 = redis::cmd("TTL").arg(&owner).query(&mut c).unwrap();
+    assert!((1..=600).contains(&ttl), "owner set ttl {ttl}");
+
+    assert_eq!(b.clear_user("t", "alice").unwrap(), 2);
+    assert!(b.read("t", "a1").unwrap().is_empty());
+    assert!(b.read("t", "a:2").unwrap().is_empty());
+    assert_eq!(b.summary("t", "a1").unwrap(), None);
+    assert_eq!(b.read("t", "b1").unwrap().len(), 1);
+    assert_eq!(b.read("t2", "a1").unwrap().len(), 1);
+    assert_eq!(b.read("t", "ax").unwrap().len(), 1);
+    // No key of the prefix holds alice's words any more.
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{p}*"))
+        .query(&mut c)
+        .unwrap();
+    for k in &keys {
+        let kind: String = redis::cmd("TYPE").arg(k).query(&mut c).unwrap();
+        let dump: Vec<String> = match kind.as_str() {
+            "list" => redis::cmd("LRANGE")
+                .arg(k)
+                .arg(0)
+                .arg(-1)
+                .query(&mut c)
+                .unwrap(),
+            "set" => redis::cmd("SMEMBERS").arg(k).query(&mut c).unwrap(),
+            _ => vec![redis::cmd("GET").arg(k).query(&mut c).unwrap()],
+        };
+        assert!(
+            !dump
+                .iter()
+                .any(|v| v.contains("alice secret") || v.contains("alice summary")),
+            "{k} still holds alice's turns: {dump:?}"
+        );
+    }
+    assert_eq!(b.clear_user("t", "alice").unwrap(), 0);
+    for (t, s) in [("t", "b1"), ("t2", "a1"), ("t", "ax")] {
+        b.clear(t, s).unwrap();
+    }
+    let _: i64 = redis::cmd("DEL")
+        .arg(format!("{p}#user:[\"t\",\"bob\"]"))
+        .arg(format!("{p}#user:[\"t2\",\"alice\"]"))
+        .arg(format!("{p}#user:[\"t\",\"alice:x\"]"))
+        .query(&mut c)
+        .unwrap();
+}
