@@ -12,6 +12,17 @@
 //! transaction, and an index catches up from that log before it answers, so a
 //! crash between commit and index update loses nothing, and several processes
 //! can share one directory.
+//!
+//! # Several processes on one directory
+//! Writes run in `BEGIN IMMEDIATE` transactions and wait for another
+//! process's write lock for up to [`StoreOptions::busy_timeout_ms`] (SQLite's
+//! busy handler, which sleeps with a growing backoff) before answering
+//! [`Error::Busy`]. A deferred transaction that reads and then writes cannot
+//! wait: if another writer committed since its read began, SQLite refuses the
+//! upgrade at once (SQLITE_BUSY_SNAPSHOT), which is why no write here is
+//! deferred. Opening creates and migrates the schema while holding an OS
+//! lock on `memloop.lock` in the directory, so processes that open a new
+//! directory at the same time initialise it once.
 
 mod keyword;
 mod outbox;
@@ -25,10 +36,11 @@ mod write;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use memloop_core::text::Analyzer;
 use memloop_core::{EmbedderInfo, Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use outbox::OutboxEntry;
 pub use read::{Entity, ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
@@ -61,6 +73,11 @@ pub struct StoreOptions {
     pub durability: Durability,
     /// Weight of a memory's context terms in BM25, relative to its own text.
     pub context_weight: f32,
+    /// How long a write (or an open) waits for another connection's lock
+    /// before answering busy, in milliseconds. A few seconds rides out the
+    /// write bursts of several processes sharing a directory; a commit
+    /// holds the lock for milliseconds.
+    pub busy_timeout_ms: u64,
 }
 
 impl Default for StoreOptions {
@@ -69,6 +86,7 @@ impl Default for StoreOptions {
             ann_threshold: 5_000,
             durability: Durability::Full,
             context_weight: 0.5,
+            busy_timeout_ms: DEFAULT_BUSY_TIMEOUT_MS,
         }
     }
 }
@@ -83,7 +101,19 @@ impl StoreOptions {
         self.durability = d;
         self
     }
+
+    pub fn with_busy_timeout_ms(mut self, ms: u64) -> Self {
+        self.busy_timeout_ms = ms;
+        self
+    }
+
+    fn busy_timeout(&self) -> Duration {
+        Duration::from_millis(self.busy_timeout_ms)
+    }
 }
+
+/// The default of [`StoreOptions::busy_timeout_ms`].
+pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 5_000;
 
 pub struct EmbeddedStore {
     dir: PathBuf,
@@ -94,6 +124,9 @@ pub struct EmbeddedStore {
     analyzer: Analyzer,
 }
 
+/// How a SQLite error reaches callers. A lock held by another connection is
+/// busy (retry), never damage; a read-only file or directory is a permission
+/// problem, never damage either. Paths are filled in by `Error::in_dir`.
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     match e.sqlite_error_code() {
@@ -102,7 +135,36 @@ pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
             dir: PathBuf::new(),
             reason: e.to_string(),
         },
+        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => Error::PermissionDenied {
+            path: PathBuf::new(),
+            reason: e.to_string(),
+        },
         _ => Error::Storage(e.to_string()),
+    }
+}
+
+/// Starts a write transaction that takes the write lock at once, waiting
+/// for it (busy timeout) instead of failing on the upgrade from a read.
+pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql_err)
+}
+
+/// Runs `f` again while SQLite answers busy, sleeping with a growing
+/// backoff, until `timeout` has passed. For the statements of an open that
+/// SQLite does not retry through the busy handler (switching the journal
+/// mode takes an exclusive lock and may fail at once).
+fn retry_busy<T>(timeout: Duration, mut f: impl FnMut() -> Result<T>) -> Result<T> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match f() {
+            Err(Error::Busy(_)) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -113,6 +175,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 pub const DB_FILE: &str = "memloop.db";
+/// Held (an OS file lock) while a process creates or migrates the schema.
+pub const LOCK_FILE: &str = "memloop.lock";
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir` for vectors of `embedder`.
@@ -136,33 +200,40 @@ impl EmbeddedStore {
         options: StoreOptions,
         allow_mismatch: bool,
     ) -> Result<Self> {
-        let io = |e| Error::Io {
-            path: dir.to_path_buf(),
-            source: e,
-        };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::create_dir_all(dir.join("index")).map_err(io)?;
+        prepare_dir(dir)?;
+        let timeout = options.busy_timeout();
+        // Held until the schema is created and migrated: the first processes
+        // on a new directory would otherwise race to create the same tables.
+        let init_lock = InitLock::acquire(dir, timeout)?;
         let path = dir.join(DB_FILE);
-        let mut conn = Connection::open(&path).map_err(|e| Error::Corruption {
-            dir: dir.to_path_buf(),
-            reason: format!("cannot open {}: {e}", path.display()),
+        let located = |e: Error| e.in_dir(dir);
+        let mut conn = Connection::open(&path).map_err(|e| {
+            located(match sql_err(e) {
+                Error::Storage(m) => Error::Storage(format!("cannot open {}: {m}", path.display())),
+                other => other,
+            })
         })?;
         let sync = match options.durability {
             Durability::Full => "FULL",
             Durability::Process => "NORMAL",
         };
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(sql_err)?;
-        conn.execute_batch(&format!(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-             PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
-        ))
-        .map_err(|e| Error::Corruption {
-            dir: dir.to_path_buf(),
-            reason: format!("{} is not a usable SQLite database: {e}", path.display()),
-        })?;
-        schema::migrate(&mut conn)?;
-        check_embedder(&conn, dir, &embedder, allow_mismatch)?;
+        conn.busy_timeout(timeout)
+            .map_err(sql_err)
+            .map_err(located)?;
+        retry_busy(timeout, || {
+            conn.execute_batch(&format!(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
+                 PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
+            ))
+            .map_err(sql_err)
+        })
+        .map_err(located)?;
+        retry_busy(timeout, || schema::migrate(&mut conn)).map_err(located)?;
+        retry_busy(timeout, || {
+            check_embedder(&conn, dir, &embedder, allow_mismatch)
+        })
+        .map_err(located)?;
+        drop(init_lock);
         Ok(EmbeddedStore {
             dir: dir.to_path_buf(),
             conn: Mutex::new(conn),
@@ -194,6 +265,83 @@ impl EmbeddedStore {
             )));
         }
         Ok(())
+    }
+}
+
+/// Makes sure `dir` is a directory this process can write, creating it if
+/// needed, with errors that say what to do about it.
+fn prepare_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::invalid(format!(
+            "data directory {} is a file, not a directory; choose another --data-dir",
+            dir.display()
+        )));
+    }
+    for d in [dir.to_path_buf(), dir.join("index")] {
+        std::fs::create_dir_all(&d).map_err(|e| io_err(&d, e))?;
+    }
+    Ok(())
+}
+
+/// An I/O error on `path`, classed by what the user can do about it.
+pub(crate) fn io_err(path: &Path, e: std::io::Error) -> Error {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Error::PermissionDenied {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        },
+        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => Error::invalid(format!(
+            "{} cannot be created: a part of it is a file, not a directory ({e}); choose another --data-dir",
+            path.display()
+        )),
+        _ => Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
+/// An exclusive OS lock on `memloop.lock`, released on drop (or when the
+/// process dies: the kernel drops it, so a crash never leaves it stuck).
+struct InitLock(std::fs::File);
+
+impl InitLock {
+    fn acquire(dir: &Path, timeout: Duration) -> Result<InitLock> {
+        let path = dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        let deadline = Instant::now() + timeout;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(InitLock(file)),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Busy(format!(
+                        "another process kept {} locked while opening the store for longer than the busy timeout",
+                        path.display()
+                    )))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&path, e)),
+            }
+        }
+    }
+}
+
+impl Drop for InitLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock too; unlocking first only makes
+        // it prompt. Failure to unlock cannot corrupt anything.
+        let _ = self.0.unlock();
     }
 }
 

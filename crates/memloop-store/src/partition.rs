@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::keyword::KeywordIndex;
 use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
-use crate::{lock, sql_err, EmbeddedStore};
+use crate::{lock, sql_err, write_tx, EmbeddedStore};
 
 /// Text, vector, context and speaker of a current row.
 type CurrentRow = (String, Vec<f32>, Option<String>, Option<String>);
@@ -381,7 +381,7 @@ impl EmbeddedStore {
             }
         }
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let floor = floor.max(log_floor(&tx)?);
         let deleted = tx
             .execute("DELETE FROM index_log WHERE seq <= ?1", [floor])

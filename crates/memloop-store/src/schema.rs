@@ -3,7 +3,7 @@
 //! leaves the previous version intact.
 
 use memloop_core::{Error, Result};
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::sql_err;
 
@@ -86,10 +86,18 @@ CREATE INDEX outbox_due ON outbox (next_at);
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+fn user_version(conn: &Connection) -> Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sql_err)
+}
+
+/// Brings the schema up to date. Each step runs in an exclusive transaction
+/// that reads the version again inside it: of several processes opening a
+/// new directory at once, one creates the tables and the others, waiting on
+/// the lock, find the step already done (without the re-check, the second
+/// one failed with "table meta already exists").
 pub fn migrate(conn: &mut Connection) -> Result<()> {
-    let current: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(sql_err)?;
+    let current = user_version(conn)?;
     if current > SCHEMA_VERSION {
         return Err(Error::SchemaTooNew {
             found: current,
@@ -97,7 +105,20 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
         });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Exclusive)
+            .map_err(sql_err)?;
+        let now = user_version(&tx)?;
+        if now > SCHEMA_VERSION {
+            return Err(Error::SchemaTooNew {
+                found: now,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if now > i as i64 {
+            // Another process did this step while we waited for the lock.
+            continue;
+        }
         tx.execute_batch(sql).map_err(sql_err)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)
             .map_err(sql_err)?;

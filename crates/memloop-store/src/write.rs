@@ -2,12 +2,12 @@
 //! and to `index_log` together, so the derived indexes can always catch up.
 
 use memloop_core::text::{content_hash, identity_hash, validate_text};
-use memloop_core::{now_millis, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_core::{check_time, now_millis, Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
-use crate::{set_embedder, sql_err, EmbeddedStore};
+use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
 
 /// Embeds a batch of texts (reindex takes the embedder as a function).
 pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
@@ -107,6 +107,7 @@ impl EmbeddedStore {
         for (m, v) in &items {
             validate_text(&m.text)?;
             validate_metadata(&m.metadata)?;
+            m.validate_times()?;
             self.check_dims(v)?;
             if let Some(i) = m.importance {
                 if !(0.0..=1.0).contains(&i) {
@@ -116,7 +117,7 @@ impl EmbeddedStore {
         }
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let mut out = Vec::with_capacity(items.len());
         for (m, v) in items {
             let hash = identity_hash(&m);
@@ -146,9 +147,12 @@ impl EmbeddedStore {
         if let Some(m) = &change.metadata {
             validate_metadata(m)?;
         }
+        if let Some(Some(t)) = change.expires_at {
+            check_time("expires_at", t)?;
+        }
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
         if rec.valid_until.is_some() {
             return Err(Error::invalid(format!(
@@ -200,7 +204,7 @@ impl EmbeddedStore {
     pub fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord> {
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
         if rec.valid_until.is_some() {
             return Err(Error::invalid(format!(
@@ -242,11 +246,12 @@ impl EmbeddedStore {
         let (m, v) = new;
         validate_text(&m.text)?;
         validate_metadata(&m.metadata)?;
+        m.validate_times()?;
         self.check_dims(&v)?;
         let partition = scope.partition()?;
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let (row, old_partition, mut old) = get_by_id(&tx, &scope.tenant, old_id)?;
         if old_partition != partition {
             return Err(Error::NotFound(old_id.to_string()));
@@ -293,7 +298,7 @@ impl EmbeddedStore {
     pub fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         for id in ids {
             tx.execute(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 \
@@ -315,7 +320,7 @@ impl EmbeddedStore {
             || scope.user_id.is_none() && scope.session_id.is_none();
         let now = now_millis();
         let mut conn = self.conn();
-        let tx = conn.transaction().map_err(sql_err)?;
+        let tx = write_tx(&mut conn)?;
         let mut targets: Vec<(i64, String, String, bool)> = Vec::new();
         {
             let mut stmt = tx
@@ -379,8 +384,15 @@ impl EmbeddedStore {
             }
         }
         tx.commit().map_err(sql_err)?;
-        drop(conn);
-        if whole {
+        if purge {
+            // Saved HNSW files hold the vectors of deleted rows until they
+            // are rebuilt: a purge removes them even for a narrowed scope.
+            self.drop_partition_index(&partition);
+            // The deleted text is still in the WAL (the frames of the
+            // original inserts, and the old page images) until a checkpoint
+            // copies the zeroed pages into the database and the WAL is cut.
+            truncate_wal(&conn, self.options.busy_timeout())?;
+        } else if whole {
             self.drop_partition_index(&partition);
         }
         Ok(report)
@@ -418,7 +430,7 @@ impl EmbeddedStore {
                 ));
             }
             let mut conn = self.conn();
-            let tx = conn.transaction().map_err(sql_err)?;
+            let tx = write_tx(&mut conn)?;
             for ((row, _), v) in batch.iter().zip(&vectors) {
                 self.check_dims(v)?;
                 tx.execute(
@@ -445,6 +457,50 @@ impl EmbeddedStore {
         }
         Ok(done)
     }
+}
+
+/// Copies every WAL frame into the database and truncates the WAL to zero
+/// bytes, so nothing deleted before it survives in `memloop.db-wal`.
+///
+/// A connection of another process that is inside a read transaction pins
+/// the WAL frames its snapshot needs: the checkpoint waits for it (SQLite
+/// calls the busy handler, up to the busy timeout, for each attempt) and is
+/// tried a few times. If that reader never lets go, the purge's rows are
+/// committed but their old text may remain in the WAL, so the caller gets
+/// `Busy` saying so; running the purge again (it deletes nothing more, then
+/// checkpoints) finishes it. An idle connection of another process does not
+/// block this.
+fn truncate_wal(conn: &Connection, timeout: std::time::Duration) -> Result<()> {
+    const ATTEMPTS: usize = 3;
+    let mut last = String::new();
+    for attempt in 0..ATTEMPTS {
+        let outcome = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        });
+        match outcome {
+            Ok((0, _, _)) => return Ok(()),
+            Ok((_, log, done)) => {
+                last = format!("{done} of {log} WAL frames copied, readers still hold the rest")
+            }
+            Err(e) => match sql_err(e) {
+                Error::Busy(m) => last = m,
+                other => return Err(other),
+            },
+        }
+        if attempt + 1 < ATTEMPTS {
+            // The busy handler has already waited the timeout inside the
+            // pragma; a short pause lets a reader between transactions go.
+            std::thread::sleep(std::time::Duration::from_millis(50).min(timeout));
+        }
+    }
+    Err(Error::Busy(format!(
+        "the memories were deleted, but another process kept reading the store, so their old text may remain in {} until a checkpoint ({last}): run the purge again once it is idle, or stop it",
+        crate::DB_FILE.to_string() + "-wal"
+    )))
 }
 
 /// Inserts one new record inside `tx`, with its ADD in history.

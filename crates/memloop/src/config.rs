@@ -152,4 +152,18 @@ mod readme_tests {
         assert_eq!(cfg.turn.budget.input_tokens, 4000);
         assert!((cfg.turn.min_similarity - 0.3).abs() < 1e-6);
     }
+
+    /// `[store] busy_timeout_ms` sets how long writers wait for another
+    /// process's lock; left out, the default of a few seconds holds.
+    #[test]
+    fn busy_timeout_is_configured_under_store() {
+        let cfg: Config = toml::from_str("[store]\nbusy_timeout_ms = 1234\n").unwrap();
+        assert_eq!(cfg.store.busy_timeout_ms, 1234);
+        let cfg: Config = toml::from_str("[store]\nann_threshold = 10\n").unwrap();
+        assert_eq!(
+            cfg.store.busy_timeout_ms,
+            memloop_store::DEFAULT_BUSY_TIMEOUT_MS
+        );
+        assert!(cfg.store.busy_timeout_ms >= 2_000);
+    }
 }

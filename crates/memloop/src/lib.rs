@@ -31,6 +31,9 @@ pub use turn::{
 };
 
 pub use memloop_core::{
+    check_time, expires_after, parse_ttl, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
+};
+pub use memloop_core::{
     context, filter, gate, llm, now_millis, short_term, text, time, ChatMessage, ChatRequest,
     ChatResponse, Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind,
     Llm, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,

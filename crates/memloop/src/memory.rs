@@ -117,7 +117,7 @@ impl Memory {
         for (m, _) in &memories {
             memloop_core::text::validate_text(&m.text)?;
         }
-        let written = self.store.insert(scope, memories)?;
+        let written = self.at(self.store.insert(scope, memories))?;
         Ok(written
             .into_iter()
             .map(|(r, event)| WriteResult {
@@ -137,21 +137,21 @@ impl Memory {
     /// like an unknown one (the `_in` methods are what a multi-tenant front
     /// end such as the server calls).
     pub fn get_in(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
-        self.store.get(tenant, id)
+        self.at(self.store.get(tenant, id))
     }
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
-        self.store.list(query)
+        self.at(self.store.list(query))
     }
 
     /// How many memories `list` pages through (its limit and offset ignored).
     pub fn count(&self, query: &ListQuery) -> Result<usize> {
-        self.store.count(query)
+        self.at(self.store.count(query))
     }
 
     /// The users, and agents without a user, that have current memories in `tenant`.
     pub fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
-        self.store.entities(tenant)
+        self.at(self.store.entities(tenant))
     }
 
     /// Replaces a memory's text (re-embedding it); the old text stays in history.
@@ -172,7 +172,7 @@ impl Memory {
 
     /// `update_with` on a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn update_in(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
-        let (rec, old) = self.store.update(tenant, id, change)?;
+        let (rec, old) = self.at(self.store.update(tenant, id, change))?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -188,7 +188,7 @@ impl Memory {
 
     /// `delete` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn delete_in(&self, tenant: &str, id: &str) -> Result<WriteResult> {
-        let rec = self.store.delete(tenant, id, None)?;
+        let rec = self.at(self.store.delete(tenant, id, None))?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -197,9 +197,14 @@ impl Memory {
         })
     }
 
-    /// Removes every memory of a scope; `purge` also drops their history.
+    /// Removes every memory of a scope; `purge` also drops their history,
+    /// the scope's queued writes and the partition's saved index files, and
+    /// checkpoints and truncates the WAL so no copy of the text is left in
+    /// the data directory (`Busy` if another process kept reading the whole
+    /// time: the rows are gone, run it again). Short-term sessions are not
+    /// here: a purge also calls `ShortTermStore::forget_scope`.
     pub fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
-        self.store.forget(scope, purge)
+        self.at(self.store.forget(scope, purge))
     }
 
     pub fn history(&self, id: &str) -> Result<Vec<HistoryEntry>> {
@@ -208,7 +213,7 @@ impl Memory {
 
     /// `history` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn history_in(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
-        self.store.history(tenant, id)
+        self.at(self.store.history(tenant, id))
     }
 
     /// Hybrid search (vector + BM25) in the query's scope.
@@ -219,28 +224,35 @@ impl Memory {
             ));
         }
         let v = self.embedder.embed(&query.text)?;
-        self.store.search(query, &v)
+        self.at(self.store.search(query, &v))
     }
 
     /// Search with a query vector computed elsewhere.
     pub fn search_by_vector(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
-        self.store.search(query, vector)
+        self.at(self.store.search(query, vector))
     }
 
     pub fn stats(&self) -> Result<Stats> {
-        self.store.stats()
+        self.at(self.store.stats())
     }
 
     /// Saves the HNSW indexes of large partitions so the next open is fast.
     /// (Also done on drop; never needed for durability.)
     pub fn flush(&self) -> Result<()> {
-        self.store.flush()
+        self.at(self.store.flush())
     }
 
     /// Saves derived indexes and prunes the change log they no longer need.
     /// Returns the number of log entries deleted.
     pub fn gc(&self) -> Result<usize> {
-        self.store.compact_log()
+        self.at(self.store.compact_log())
+    }
+
+    /// Names the data directory in errors raised without it (a SQLite
+    /// error deep in a statement), so a user sees which store is damaged,
+    /// read-only or busy.
+    fn at<T>(&self, r: Result<T>) -> Result<T> {
+        r.map_err(|e| e.in_dir(self.store.dir()))
     }
 
     /// The underlying store, for bulk paths that bring their own vectors.

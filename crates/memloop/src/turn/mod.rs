@@ -195,7 +195,9 @@ impl MemoryLoop {
         if let Some(r) = reply.as_deref().filter(|r| !r.trim().is_empty()) {
             new_turns.push(Turn::new("assistant", r));
         }
-        self.short_term.append(&scope.tenant, session, &new_turns)?;
+        // Recorded as the user's session, so a purge of the user clears it.
+        self.short_term
+            .append_for(&scope.tenant, scope.user_id.as_deref(), session, &new_turns)?;
         t.write_short_term_us = micros(s);
 
         // Long-term only after the gate.
