@@ -137,31 +137,13 @@ fn parse_kinds(kinds: &[String]) -> memloop::Result<Vec<Kind>> {
     kinds.iter().map(|k| Kind::parse(k)).collect()
 }
 
-/// Parses 30s, 15m, 12h, 7d, 2w into milliseconds.
+/// Parses 30s, 15m, 12h, 7d, 2w into milliseconds (at most 100 years):
+/// the library's parser, its message naming the option.
 fn parse_ttl(s: &str) -> memloop::Result<i64> {
-    let bad = || {
-        Error::invalid(format!(
-            "--ttl {s:?} is not a duration: use a number and a unit, like 30s, 15m, 12h, 7d or 2w"
-        ))
-    };
-    let t = s.trim();
-    // Split off the last character, not the last byte: a multi-byte unit
-    // ("3日") must be refused, not split inside a character.
-    let unit = t.chars().next_back().ok_or_else(bad)?;
-    let num = &t[..t.len() - unit.len_utf8()];
-    let n: i64 = num.parse().map_err(|_| bad())?;
-    let unit_ms = match unit {
-        's' => 1_000,
-        'm' => 60_000,
-        'h' => 3_600_000,
-        'd' => 86_400_000,
-        'w' => 604_800_000,
-        _ => return Err(bad()),
-    };
-    if n <= 0 {
-        return Err(bad());
-    }
-    n.checked_mul(unit_ms).ok_or_else(bad)
+    memloop::parse_ttl(s).map_err(|e| match e {
+        Error::InvalidInput(m) => Error::invalid(format!("--ttl {m}")),
+        other => other,
+    })
 }
 
 /// Lines of a file (or stdin), refusing invalid UTF-8 with the line it is on.
@@ -214,7 +196,8 @@ pub fn add(config: &Config, out: &Output, a: AddArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(parse_ttl)
         .transpose()?
-        .map(|ms| memloop::now_millis() + ms);
+        .map(|ms| memloop::expires_after(memloop::now_millis(), ms))
+        .transpose()?;
     let memories: Vec<NewMemory> = texts
         .into_iter()
         .map(|t| {
@@ -319,18 +302,33 @@ pub fn history(config: &Config, out: &Output, id: &str) -> anyhow::Result<()> {
 }
 
 pub fn forget(config: &Config, out: &Output, scope: &ScopeArgs, purge: bool) -> anyhow::Result<()> {
-    let report = open(config)?.forget(&scope.scope()?, purge)?;
+    let scope = scope.scope()?;
+    let report = open(config)?.forget(&scope, purge)?;
+    // A purge also forgets the user's short-term sessions when they live in
+    // a shared buffer (Redis); the in-process buffer dies with each process,
+    // so there is nothing of it to clear here.
+    let sessions_cleared = match (&config.short_term.url, purge) {
+        (Some(_), true) => Some(config.short_term.build()?.forget_scope(&scope)?),
+        _ => None,
+    };
     if out.json {
-        return out.json_value(&report);
+        let mut v = serde_json::to_value(&report)?;
+        if let (Some(n), Some(obj)) = (sessions_cleared, v.as_object_mut()) {
+            obj.insert("short_term_sessions_cleared".into(), n.into());
+        }
+        return out.json_value(&v);
     }
     println!(
-        "forgot {} memories{}",
+        "forgot {} memories{}{}",
         report.memories_deleted,
         if purge {
             format!(" and {} history entries", report.history_deleted)
         } else {
             String::new()
-        }
+        },
+        sessions_cleared.map_or_else(String::new, |n| format!(
+            "; cleared {n} short-term sessions"
+        ))
     );
     Ok(())
 }
@@ -410,6 +408,7 @@ mod tests {
             "5y",
             "1.5h",
             "9999999999999999w",
+            "9999999999d",
             "3日",
             "日",
             "5dé",
