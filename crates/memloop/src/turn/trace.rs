@@ -5,6 +5,8 @@ use memloop_core::context::TokenCounts;
 use memloop_core::gate::GateDecision;
 use memloop_core::{Event, Kind, SignalScores};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// A memory the search returned, and whether it made it into the prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,9 +82,110 @@ pub struct TurnTrace {
     pub timings: Timings,
 }
 
+/// Whether the loop's events carry texts (queries, memories, reasons):
+/// off unless `MEMLOOP_LOG_TEXTS` is `1`/`true` or a caller turns it on.
+fn log_texts_flag() -> &'static AtomicBool {
+    static FLAG: OnceLock<AtomicBool> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let on = std::env::var("MEMLOOP_LOG_TEXTS")
+            .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"));
+        AtomicBool::new(on)
+    })
+}
+
+/// A retrieved memory as logged without its text.
+#[derive(Serialize)]
+struct RetrievedLog<'a> {
+    id: &'a str,
+    kind: Kind,
+    score: f32,
+    bytes: usize,
+    included: bool,
+}
+
+/// A write as logged without its texts or reason (reasons quote the facts).
+#[derive(Serialize)]
+struct WriteLog<'a> {
+    id: &'a str,
+    event: Event,
+    kind: Kind,
+    bytes: usize,
+}
+
 impl TurnTrace {
+    /// Makes every later `memory_retrieval` / `memory_write` event carry
+    /// (or stop carrying) the query, the memories' texts and the reasons,
+    /// process-wide. Logs are often shipped and kept where memories should
+    /// not be, so this is off by default (`MEMLOOP_LOG_TEXTS=1` turns it on).
+    pub fn set_log_texts(on: bool) {
+        log_texts_flag().store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the events carry texts (see [`TurnTrace::set_log_texts`]).
+    pub fn logs_texts() -> bool {
+        log_texts_flag().load(Ordering::Relaxed)
+    }
+
     /// Emits the `memory_retrieval` and `memory_write` events.
     pub fn log(&self) {
+        self.log_with(TurnTrace::logs_texts());
+    }
+
+    /// Emits the events with texts or, when `texts` is false, with ids,
+    /// scores, sizes and counts only.
+    pub fn log_with(&self, texts: bool) {
+        if texts {
+            self.log_texts();
+            return;
+        }
+        let retrieved: Vec<RetrievedLog> = self
+            .retrieved
+            .iter()
+            .map(|m| RetrievedLog {
+                id: &m.id,
+                kind: m.kind,
+                score: m.score,
+                bytes: m.memory.len(),
+                included: m.included,
+            })
+            .collect();
+        let retrieved = serde_json::to_string(&retrieved).unwrap_or_default();
+        tracing::info!(
+            event = "memory_retrieval",
+            turn_id = %self.turn_id,
+            session_id = %self.session_id,
+            query_bytes = self.query.len(),
+            count = self.retrieved.len(),
+            included = self.retrieved.iter().filter(|m| m.included).count(),
+            memories = %retrieved,
+            input_tokens = self.tokens.input.total_input,
+            "memory_retrieval"
+        );
+        let writes: Vec<WriteLog> = self
+            .writes
+            .iter()
+            .map(|w| WriteLog {
+                id: &w.id,
+                event: w.event,
+                kind: w.kind,
+                bytes: w.memory.len(),
+            })
+            .collect();
+        let writes = serde_json::to_string(&writes).unwrap_or_default();
+        tracing::info!(
+            event = "memory_write",
+            turn_id = %self.turn_id,
+            session_id = %self.session_id,
+            persisted = self.gate.persist,
+            writes = %writes,
+            notes = self.notes.len(),
+            overhead_us = self.timings.overhead_us,
+            "memory_write"
+        );
+    }
+
+    /// The events with every text: for debugging, when asked for.
+    fn log_texts(&self) {
         let retrieved = serde_json::to_string(&self.retrieved).unwrap_or_default();
         tracing::info!(
             event = "memory_retrieval",
