@@ -13,6 +13,38 @@ use crate::error::ApiError;
 /// The most results one search or list returns.
 pub const MAX_TOP_K: usize = 1000;
 
+/// The longest id (memory, user, agent, session) accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// At most this many characters of a client's value are echoed back.
+const SHOWN_CHARS: usize = 40;
+
+/// A client-supplied value as an error message may show it: quoted, escaped
+/// (control characters and quotes cannot forge log lines or JSON), and cut
+/// to its first few characters with the full length said.
+pub fn shown(value: &str) -> String {
+    let chars = value.chars().count();
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    if chars <= SHOWN_CHARS {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}… ({} bytes)", value.len())
+    }
+}
+
+/// A memory id from a path: 1 to 256 bytes without control characters
+/// (memloop's own ids are UUIDs). Anything else is a client error, caught
+/// before the store is asked.
+pub fn check_id(id: &str) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES || id.chars().any(char::is_control) {
+        return Err(ApiError::invalid(format!(
+            "{} is not a memory id: an id is 1 to {MAX_ID_BYTES} bytes without control characters; memloop's ids are UUIDs such as 0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f, as returned by add",
+            shown(id)
+        )));
+    }
+    Ok(())
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct Message {
@@ -213,6 +245,23 @@ pub fn check_top_k(name: &str, n: usize) -> Result<usize, ApiError> {
     Ok(n)
 }
 
+/// The deepest a list may start (`offset`, and `page` × `page_size`):
+/// far beyond any real scope, and small enough that no arithmetic on it
+/// overflows or reaches SQLite as a negative number.
+pub const MAX_OFFSET: usize = 1_000_000_000;
+
+/// The highest `page` of the Mem0 v3 list.
+pub const MAX_PAGE: usize = MAX_OFFSET / MAX_TOP_K;
+
+pub fn check_offset(n: usize) -> Result<usize, ApiError> {
+    if n > MAX_OFFSET {
+        return Err(ApiError::invalid(format!(
+            "offset must be at most {MAX_OFFSET} (got {n})"
+        )));
+    }
+    Ok(n)
+}
+
 /// A filter in either form; an empty object or string is no filter.
 pub fn parse_filter_value(v: Option<Value>) -> Result<Option<Filter>, ApiError> {
     match v {
@@ -318,5 +367,22 @@ mod tests {
         assert!(parse_filter_text(Some("topic = ")).is_err());
         assert!(check_top_k("top_k", 1001).is_err());
         assert!(check_top_k("top_k", 0).is_err());
+    }
+
+    #[test]
+    fn ids_are_checked_and_echoed_short_and_escaped() {
+        assert!(check_id("0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f").is_ok());
+        assert!(check_id("no-such-id").is_ok());
+        for bad in ["", "a\0b", "a\nb", &"x".repeat(MAX_ID_BYTES + 1)] {
+            let e = check_id(bad).unwrap_err();
+            assert_eq!(e.status, 400);
+            assert!(e.message.contains("UUID"), "{}", e.message);
+            assert!(e.message.len() < 300, "{}", e.message);
+            assert!(!e.message.contains('\0') && !e.message.contains('\n'));
+        }
+        assert_eq!(shown("a\"b"), "\"a\\\"b\"");
+        let long = shown(&"é".repeat(5000));
+        assert!(long.ends_with("… (10000 bytes)"), "{long}");
+        assert!(long.chars().count() < 70);
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use memloop::{Error, Result, Scope};
 use serde::Deserialize;
@@ -163,6 +164,26 @@ pub struct ServerConfig {
     pub blocking_threads: usize,
     /// Seconds in-flight requests get to finish after SIGTERM / Ctrl-C.
     pub shutdown_grace_secs: u64,
+    /// How long a connection may take to send a request's headers (an idle
+    /// keep-alive connection is closed after it too), so a client that
+    /// opens sockets and stalls cannot hold them.
+    pub header_read_timeout: Duration,
+    /// How long a request may take to send its whole body. The body is read
+    /// before the key's in-flight permit is taken, so a stalled upload
+    /// never counts against the key; past this it gets 408 and the
+    /// connection is closed.
+    pub body_read_timeout: Duration,
+    /// Open connections one client IP may hold; more are closed at once
+    /// (0: no limit). Behind a reverse proxy every client shares its IP.
+    pub max_connections_per_ip: usize,
+    /// Extra `Host` names (or `name:port`) the server answers to besides the
+    /// loopback names and the bind address: checked on every request in
+    /// keyless mode and on `/mcp` always (DNS-rebinding guard).
+    pub allowed_hosts: Vec<String>,
+    /// Log memory texts and queries (the loop's `memory_retrieval` and
+    /// `memory_write` events). Off by default: logs carry ids, scores,
+    /// sizes and counts. For debugging only.
+    pub log_texts: bool,
 }
 
 impl Default for ServerConfig {
@@ -174,6 +195,11 @@ impl Default for ServerConfig {
             max_in_flight_per_key: 64,
             blocking_threads: 64,
             shutdown_grace_secs: 30,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections_per_ip: 256,
+            allowed_hosts: Vec::new(),
+            log_texts: false,
         }
     }
 }
@@ -190,6 +216,11 @@ struct ServerSection {
     max_in_flight_per_key: Option<usize>,
     blocking_threads: Option<usize>,
     shutdown_grace_secs: Option<u64>,
+    header_read_timeout_secs: Option<u64>,
+    body_read_timeout_secs: Option<u64>,
+    max_connections_per_ip: Option<usize>,
+    allowed_hosts: Option<Vec<String>>,
+    log_texts: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,7 +232,7 @@ struct FileWithServer {
 impl ServerConfig {
     /// Defaults, then the `[server]` table of `file`, then the environment:
     /// `MEMLOOP_API_KEYS` (`key=tenant,…`, added to the file's keys) and
-    /// `MEMLOOP_ADDR`.
+    /// `MEMLOOP_ADDR`, `MEMLOOP_LOG_TEXTS` (`1` / `true` to log texts).
     pub fn load(file: Option<&Path>) -> Result<ServerConfig> {
         let mut cfg = ServerConfig::default();
         if let Some(path) = file {
@@ -224,6 +255,9 @@ impl ServerConfig {
             if !addr.trim().is_empty() {
                 cfg.addr = addr.trim().to_string();
             }
+        }
+        if let Ok(v) = std::env::var("MEMLOOP_LOG_TEXTS") {
+            cfg.log_texts = matches!(v.trim(), "1" | "true" | "yes" | "on");
         }
         Ok(cfg)
     }
@@ -249,6 +283,26 @@ impl ServerConfig {
         }
         if let Some(n) = s.shutdown_grace_secs {
             self.shutdown_grace_secs = n;
+        }
+        // A zero timeout would close every connection at once: at least 1 s.
+        if let Some(n) = s.header_read_timeout_secs {
+            self.header_read_timeout = Duration::from_secs(n.max(1));
+        }
+        if let Some(n) = s.body_read_timeout_secs {
+            self.body_read_timeout = Duration::from_secs(n.max(1));
+        }
+        if let Some(n) = s.max_connections_per_ip {
+            self.max_connections_per_ip = n;
+        }
+        if let Some(hosts) = s.allowed_hosts {
+            self.allowed_hosts = hosts
+                .into_iter()
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .collect();
+        }
+        if let Some(b) = s.log_texts {
+            self.log_texts = b;
         }
         Ok(())
     }
@@ -299,6 +353,18 @@ mod tests {
         assert_eq!(cfg.addr, "127.0.0.1:9");
         assert_eq!(cfg.max_body_bytes, 10);
         assert_eq!(cfg.api_keys.lookup("key-aaaaaaaa"), Some((0, "alpha")));
+        assert_eq!(cfg.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(cfg.body_read_timeout, Duration::from_secs(30));
+        std::fs::write(
+            &path,
+            "[server]\nheader_read_timeout_secs = 2\nbody_read_timeout_secs = 0\nmax_connections_per_ip = 8\nallowed_hosts = [\"memory.example\"]\nlog_texts = true\n",
+        )
+        .unwrap();
+        let cfg = ServerConfig::load(Some(&path)).unwrap();
+        assert_eq!(cfg.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(cfg.body_read_timeout, Duration::from_secs(1));
+        assert_eq!(cfg.max_connections_per_ip, 8);
+        assert_eq!(cfg.allowed_hosts, vec!["memory.example".to_string()]);
         std::fs::write(&path, "[server]\nport = 1\n").unwrap();
         assert!(ServerConfig::load(Some(&path)).is_err());
     }

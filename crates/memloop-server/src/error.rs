@@ -62,7 +62,7 @@ impl From<Error> for ApiError {
         };
         let message = match &e {
             // The store's message points at the CLI; here the id is all there is to say.
-            Error::NotFound(id) => format!("no memory with id {id}"),
+            Error::NotFound(id) => format!("no memory with id {}", crate::body::shown(id)),
             Error::InvalidInput(m) => m.clone(),
             other => other.to_string(),
         };
@@ -122,6 +122,12 @@ impl IntoResponse for ApiError {
             StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS => {
                 resp.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            // The rest of a body that timed out is not coming: this
+            // connection cannot carry another request.
+            StatusCode::REQUEST_TIMEOUT => {
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             StatusCode::UNAUTHORIZED => {
                 resp.headers_mut().insert(

@@ -27,13 +27,14 @@ mod metrics;
 mod openapi;
 mod routes;
 mod run;
+mod short_term;
 mod state;
 mod telemetry;
 
 pub use auth::Tenant;
 pub use config::{ApiKeys, ServerConfig, DEFAULT_ADDR};
 pub use error::ApiError;
-pub use run::{check_bind, run, serve, shutdown_signal, McpMount};
+pub use run::{check_bind, run, serve, serve_with, shutdown_signal, ConnLimits, McpMount};
 pub use state::AppState;
 
 use axum::Router;

@@ -235,6 +235,19 @@ pub struct StatusResponse {
     details: Option<BTreeMap<String, String>>,
 }
 
+/// `GET /readyz`: each dependency (`store`, `embedder`, `short_term`) is
+/// `ok` (the embedder: its model) or `down: why`. When one is down the
+/// status is `not_ready` and the error fields say which.
+#[derive(ToSchema)]
+pub struct ReadyResponse {
+    /// ready or not_ready.
+    status: String,
+    #[schema(value_type = Object)]
+    details: BTreeMap<String, String>,
+    error: Option<ErrorDetail>,
+    detail: Option<String>,
+}
+
 /// `GET /v1/ping`.
 #[derive(ToSchema)]
 pub struct PingResponse {

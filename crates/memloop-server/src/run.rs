@@ -1,11 +1,14 @@
 //! Listening, serving, and stopping gracefully.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::{Router, ServiceExt};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use memloop::{Config, Error, Result};
 use tokio::net::TcpListener;
 use tower::Layer;
@@ -42,18 +45,173 @@ fn resolve(addr: &str) -> Result<SocketAddr> {
         .ok_or_else(|| bad("it resolves to nothing".into()))
 }
 
+/// Connection-level limits, applied before a request reaches the router.
+#[derive(Debug, Clone)]
+pub struct ConnLimits {
+    /// Time to send a request's headers; an idle keep-alive connection is
+    /// closed after it too (zero: no limit).
+    pub header_read_timeout: Duration,
+    /// Open connections per client IP; more are refused (0: no limit).
+    pub max_connections_per_ip: usize,
+}
+
+impl ConnLimits {
+    pub fn from_config(config: &ServerConfig) -> ConnLimits {
+        ConnLimits {
+            header_read_timeout: config.header_read_timeout,
+            max_connections_per_ip: config.max_connections_per_ip,
+        }
+    }
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        ConnLimits::from_config(&ServerConfig::default())
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` completes, then stops
 /// accepting and lets the requests in flight finish. A trailing slash is
 /// ignored (`/v1/memories/` is `/v1/memories`, as Mem0 clients send it).
+/// Connections get the default [`ConnLimits`].
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, app, shutdown, ConnLimits::default()).await
+}
+
+/// Open connections per client IP. A slot is given back when its
+/// connection ends, whichever way.
+#[derive(Clone, Default)]
+struct PerIp(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+struct IpSlot {
+    table: PerIp,
+    ip: IpAddr,
+}
+
+impl PerIp {
+    fn take(&self, ip: IpAddr, max: usize) -> Option<IpSlot> {
+        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = t.entry(ip).or_insert(0);
+        if max > 0 && *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot {
+            table: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut t = self.table.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = t.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                t.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// What a client over its connection limit reads before the socket closes:
+/// our usual error body, by hand, since no request was parsed.
+fn too_many_connections() -> String {
+    let message = "this client IP has too many open connections (max_connections_per_ip): reuse or close some, then retry";
+    let body = serde_json::json!({
+        "error": {"code": "too_many_connections", "message": message},
+        "detail": message,
+    })
+    .to_string();
+    format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// [`serve`] with explicit connection limits. Our own accept loop (rather
+/// than `axum::serve`) because axum gives no way to set hyper's header read
+/// timeout or to count connections per client.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    limits: ConnLimits,
+) -> std::io::Result<()> {
     let app = NormalizePathLayer::trim_trailing_slash().layer(app);
-    axum::serve(listener, ServiceExt::<Request>::into_make_service(app))
-        .with_graceful_shutdown(shutdown)
-        .await
+    // `stop` tells connections to finish their request and close; every
+    // connection task holds a clone of `open`, so `closed()` on its sender
+    // completes when the last one has ended.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (open_tx, open_rx) = tokio::sync::watch::channel(());
+    let per_ip = PerIp::default();
+    let refusal = too_many_connections();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: the listener
+                    // stays good, so wait a little instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                        () = &mut shutdown => break,
+                    }
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let ip = peer.ip().to_canonical();
+        let Some(slot) = per_ip.take(ip, limits.max_connections_per_ip) else {
+            // Best effort and never blocking: the accept loop must not wait
+            // on a client that is hoarding connections.
+            let _ = stream.try_write(refusal.as_bytes());
+            tracing::debug!(%ip, "connection refused: too many open connections from this IP");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut stop = stop_rx.clone();
+        let open = open_rx.clone();
+        let header_timeout = limits.header_read_timeout;
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new());
+            builder.header_read_timeout((!header_timeout.is_zero()).then_some(header_timeout));
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let mut stopping = false;
+            loop {
+                tokio::select! {
+                    r = conn.as_mut() => {
+                        if let Err(e) = r {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    _ = stop.wait_for(|s| *s), if !stopping => {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+            drop(slot);
+            drop(open);
+        });
+    }
+    // Closing the listener refuses new connections at once.
+    drop(listener);
+    let _ = stop_tx.send(true);
+    drop(open_rx);
+    open_tx.closed().await;
+    Ok(())
 }
 
 /// Completes on Ctrl-C or SIGTERM.
@@ -100,6 +258,12 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
         .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
     let tenants = server.api_keys.tenants().join(", ");
     let keys = server.api_keys.len();
+    let limits = ConnLimits::from_config(&server);
+    // The loop's events carry ids, scores and counts; texts only when asked.
+    memloop::TurnTrace::set_log_texts(server.log_texts);
+    if server.log_texts {
+        tracing::warn!("log_texts is on: memory texts and queries will be written to the log");
+    }
     let state = AppState::open(config, server)?;
     tracing::info!(data_dir = %config.data_dir.display(), "loading the embedding model");
     state.warm_up()?;
@@ -122,10 +286,15 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             let _ = stop_tx.send(true);
         };
         let mut grace_rx = stop_rx.clone();
-        let server = serve(listener, app, async move {
-            let mut rx = stop_rx;
-            let _ = rx.wait_for(|stop| *stop).await;
-        });
+        let server = serve_with(
+            listener,
+            app,
+            async move {
+                let mut rx = stop_rx;
+                let _ = rx.wait_for(|stop| *stop).await;
+            },
+            limits,
+        );
         let deadline = async move {
             let _ = grace_rx.wait_for(|stop| *stop).await;
             tokio::time::sleep(grace).await;

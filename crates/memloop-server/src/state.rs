@@ -65,7 +65,9 @@ impl AppState {
         })
     }
 
-    /// The store, short-term backend and LLM that `config` names.
+    /// The store, short-term backend and LLM that `config` names. A Redis
+    /// that does not answer does not stop the start: the routes that need
+    /// it answer 503 until it does.
     pub fn open(config: &Config, server: ServerConfig) -> Result<AppState> {
         let memory = Arc::new(Memory::open_with(config)?);
         let llm = match &config.llm {
@@ -74,7 +76,7 @@ impl AppState {
         };
         AppState::new(
             memory,
-            config.short_term.build()?,
+            crate::short_term::open(&config.short_term)?,
             config.turn.clone(),
             llm,
             server,

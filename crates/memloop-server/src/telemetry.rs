@@ -36,6 +36,13 @@ pub async fn track(State(state): State<AppState>, mut req: Request, next: Next) 
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
     let method = req.method().clone();
+    // Sizes and counts, never contents: a body may hold memory texts.
+    let bytes_in = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
     req.extensions_mut().insert(RequestId(id.clone()));
     let span = tracing::info_span!("request", request_id = %id, method = %method, route = %route);
     let started = Instant::now();
@@ -53,6 +60,13 @@ pub async fn track(State(state): State<AppState>, mut req: Request, next: Next) 
     if let Ok(v) = HeaderValue::from_str(&id) {
         resp.headers_mut().insert(X_REQUEST_ID.clone(), v);
     }
-    span.in_scope(|| tracing::info!(status, micros = took.as_micros() as u64, "request answered"));
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            micros = took.as_micros() as u64,
+            bytes_in,
+            "request answered"
+        )
+    });
     resp
 }

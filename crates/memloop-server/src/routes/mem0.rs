@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_top_k, lift_scope, parse_filter_value, scope_of, AddRequest, SearchRequest,
+    check_top_k, lift_scope, parse_filter_value, scope_of, AddRequest, SearchRequest, MAX_PAGE,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -94,7 +94,7 @@ pub struct ListRequest {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageParams {
-    /// From 1 (default 1).
+    /// From 1 (default 1) to 1,000,000.
     pub page: Option<usize>,
     /// 1 to 1000, default 100.
     pub page_size: Option<usize>,
@@ -124,21 +124,26 @@ pub async fn list(
     );
     let size = check_top_k("page_size", page.page_size.unwrap_or(100))?;
     let number = page.page.unwrap_or(1);
-    if number == 0 {
-        return Err(ApiError::invalid("page starts at 1"));
+    if number == 0 || number > MAX_PAGE {
+        return Err(ApiError::invalid(format!(
+            "page must be between 1 and {MAX_PAGE} (got {number})"
+        )));
     }
     let q = ListQuery {
         scope: scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?,
         filter: parse_filter_value(req.filters)?,
         limit: size,
-        offset: (number - 1).saturating_mul(size),
+        // Both bounded above: (MAX_PAGE - 1) × 1000 fits any usize we run on.
+        offset: (number - 1) * size,
         ..Default::default()
     };
     let memory = state.memory().clone();
     let (count, results) = blocking(move || Ok((memory.count(&q)?, memory.list(&q)?))).await?;
     let link = |n: usize| format!("/v3/memories?page={n}&page_size={size}");
-    let next = (number.saturating_mul(size) < count).then(|| link(number + 1));
-    let previous = (number > 1).then(|| link(number - 1));
+    let last = count.div_ceil(size).max(1);
+    let next = (number < last).then(|| link(number + 1));
+    // Past the end, "previous" is the last page that has memories.
+    let previous = (number > 1).then(|| link((number - 1).min(last)));
     Ok(Json(json!({
         "count": count,
         "next": next,

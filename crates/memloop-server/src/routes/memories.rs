@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_top_k, lift_scope, parse_filter_text, parse_filter_value, scope_of, AddRequest,
-    ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
+    check_id, check_offset, check_top_k, lift_scope, parse_filter_text, parse_filter_value,
+    scope_of, AddRequest, ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -195,7 +195,7 @@ pub async fn list(
         include_superseded: p.include_superseded.unwrap_or(false),
         as_of: None,
         limit: check_top_k("limit", p.limit.unwrap_or(100))?,
-        offset: p.offset.unwrap_or(0),
+        offset: check_offset(p.offset.unwrap_or(0))?,
     };
     let memory = state.memory().clone();
     let records = blocking(move || memory.list(&q)).await?;
@@ -234,6 +234,7 @@ pub async fn forget(
     params(("id" = String, Path, description = "The memory's id")),
     responses(
         (status = 200, body = MemoryDoc),
+        (status = 400, description = "Not an id (empty, over 256 bytes, control characters)", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "No such id in this tenant", body = ErrorBody)
     )
@@ -243,6 +244,7 @@ pub async fn get(
     tenant: Tenant,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult {
+    check_id(&id)?;
     let memory = state.memory().clone();
     let record = blocking(move || memory.get_in(&tenant.0, &id)).await?;
     Ok(Json(json!(record)))
@@ -255,7 +257,7 @@ pub async fn get(
     request_body = UpdateRequest,
     responses(
         (status = 200, description = "The UPDATE, with the text it replaced", body = WriteResponse),
-        (status = 400, description = "Nothing to update, a bad text, or the memory is no longer current", body = ErrorBody),
+        (status = 400, description = "Not an id, nothing to update, a bad text, or the memory is no longer current", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "No such id in this tenant", body = ErrorBody),
         (status = 422, body = ErrorBody)
@@ -267,6 +269,7 @@ pub async fn update(
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<UpdateRequest>,
 ) -> ApiResult {
+    check_id(&id)?;
     if req.text.is_none() && req.metadata.is_none() {
         return Err(ApiError::invalid(
             "nothing to update: give text and/or metadata",
@@ -306,7 +309,7 @@ pub async fn update(
     params(("id" = String, Path, description = "The memory's id")),
     responses(
         (status = 200, description = "The DELETE", body = WriteResponse),
-        (status = 400, description = "Already deleted or superseded", body = ErrorBody),
+        (status = 400, description = "Not an id, or already deleted or superseded", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "No such id in this tenant", body = ErrorBody)
     )
@@ -316,6 +319,7 @@ pub async fn delete(
     tenant: Tenant,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult {
+    check_id(&id)?;
     let memory = state.memory().clone();
     let result = blocking(move || memory.delete_in(&tenant.0, &id)).await?;
     Ok(Json(json!({
@@ -330,6 +334,7 @@ pub async fn delete(
     params(("id" = String, Path, description = "The memory's id")),
     responses(
         (status = 200, body = HistoryResponse),
+        (status = 400, description = "Not an id", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "No such id in this tenant", body = ErrorBody)
     )
@@ -339,6 +344,7 @@ pub async fn history(
     tenant: Tenant,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult {
+    check_id(&id)?;
     let memory = state.memory().clone();
     let entries = blocking(move || memory.history_in(&tenant.0, &id)).await?;
     Ok(Json(json!({ "results": entries })))

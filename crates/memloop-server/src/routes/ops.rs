@@ -7,10 +7,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use memloop::{Error, Scope};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
-use crate::openapi::{ErrorBody, StatusResponse};
+use crate::openapi::{ErrorBody, ReadyResponse, StatusResponse};
 use crate::state::{blocking, AppState};
 
 /// The document, serialized once when the router is built.
@@ -26,42 +26,74 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// The store answers and the embedding model is loaded.
+/// Every dependency answers: the store, the embedding model, the
+/// short-term backend (Redis when configured). Each is reported in
+/// `details`; one down makes it 503.
 #[utoipa::path(
     get, path = "/readyz", tag = "operations", security(()),
     responses(
-        (status = 200, body = StatusResponse),
-        (status = 503, description = "The store or the embedding model is not usable (the message says which)", body = ErrorBody)
+        (status = 200, body = ReadyResponse),
+        (status = 503, description = "A dependency is down: `details` says which, `error.message` why", body = ReadyResponse)
     )
 )]
-pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    let mut details = Map::new();
+    let mut down = Vec::new();
+    let mut report = |name: &str, r: Result<String, ApiError>| match r {
+        Ok(v) => {
+            details.insert(name.into(), Value::String(v));
+        }
+        Err(e) => {
+            details.insert(name.into(), Value::String(format!("down: {}", e.message)));
+            down.push(format!("{name}: {}", e.message));
+        }
+    };
+
     let memory = state.memory().clone();
-    let probe = blocking(
+    let store = blocking(
         move || match memory.get_in(Scope::DEFAULT_TENANT, "readyz-probe") {
-            Ok(_) | Err(Error::NotFound(_)) => Ok(()),
+            Ok(_) | Err(Error::NotFound(_)) => Ok("ok".to_string()),
             Err(e) => Err(e),
         },
     )
     .await;
-    let unavailable = |what: &str, e: ApiError| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
-            format!("{what}: {}", e.message),
-        )
-    };
-    probe.map_err(|e| unavailable("the store does not answer", e))?;
-    if !state.embedder_ready() {
-        let s = state.clone();
-        blocking(move || s.warm_up())
-            .await
-            .map_err(|e| unavailable("the embedding model is not loaded", e))?;
+    report("store", store);
+
+    let s = state.clone();
+    let embedder = blocking(move || {
+        if !s.embedder_ready() {
+            s.warm_up()?;
+        }
+        Ok(s.memory().embedder().info().to_string())
+    })
+    .await;
+    report("embedder", embedder);
+
+    // Reading an unknown session touches the backend and nothing else.
+    let lp = state.memory_loop().clone();
+    let short_term = blocking(move || {
+        lp.short_term().read("readyz", "readyz-probe")?;
+        Ok("ok".to_string())
+    })
+    .await;
+    report("short_term", short_term);
+
+    if down.is_empty() {
+        return Json(json!({ "status": "ready", "details": details })).into_response();
     }
-    let embedder = state.memory().embedder().info().to_string();
-    Ok(Json(json!({
-        "status": "ready",
-        "details": { "store": "ok", "embedder": embedder },
-    })))
+    let e = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "not_ready",
+        down.join("; "),
+    );
+    let mut body = e.body();
+    if let Some(o) = body.as_object_mut() {
+        o.insert("status".into(), json!("not_ready"));
+        o.insert("details".into(), Value::Object(details));
+    }
+    let mut resp = e.into_response();
+    *resp.body_mut() = axum::body::Body::from(body.to_string());
+    resp
 }
 
 /// Prometheus metrics: request latency histograms and counts per route and

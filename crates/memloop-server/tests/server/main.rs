@@ -6,6 +6,7 @@
 
 mod errors;
 mod fuzz;
+mod hardening;
 mod mem0;
 mod mem0_client;
 mod openapi;
