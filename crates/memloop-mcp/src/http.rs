@@ -28,7 +28,9 @@ pub struct HttpOptions {
     /// `Host` header values accepted (names, or `name:port`), a guard
     /// against DNS rebinding. Default: localhost, 127.0.0.1 and ::1. A
     /// server reachable under other names lists them; empty accepts any
-    /// host (only behind authentication).
+    /// host: only where the embedding server checks `Host` itself, as
+    /// memloop-server's auth layer does on `/mcp` (loopback names, its
+    /// listen address and `[server] allowed_hosts`).
     pub allowed_hosts: Vec<String>,
     /// Largest request body accepted (413 above). Default 1 MiB: a memory's
     /// text is at most 32 KiB.
