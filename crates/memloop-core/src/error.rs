@@ -41,7 +41,7 @@ pub enum Error {
     RemoteRejected(String),
     #[error("storage error: {0}")]
     Storage(String),
-    #[error("the database is busy (another process held the write lock for the whole busy timeout, `busy_timeout_ms` under [store]); retry: {0}")]
+    #[error("the database is busy (another process held a lock it needs for the whole busy timeout, `busy_timeout_ms` under [store]); retry: {0}")]
     Busy(String),
     /// The data directory (or a file in it) cannot be written: a read-only
     /// mount, a directory owned by someone else. Not damage: nothing is wrong

@@ -280,6 +280,19 @@ fn prepare_dir(dir: &Path) -> Result<()> {
     for d in [dir.to_path_buf(), dir.join("index")] {
         std::fs::create_dir_all(&d).map_err(|e| io_err(&d, e))?;
     }
+    // SQLite must create memloop.db-wal and -shm here even to read, and
+    // when it cannot it says only "unable to open database file": try
+    // creating a file first, so a read-only directory is named as such.
+    // One fixed name: processes probing at once only truncate and remove
+    // each other's empty file, and a crash leaves at most this one behind.
+    let probe = dir.join(".memloop-write-probe");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .map_err(|e| io_err(dir, e))?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
@@ -331,7 +344,10 @@ impl InitLock {
                         path.display()
                     )))
                 }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&path, e)),
+                // A file system without locks (some network mounts): go on
+                // without it; the exclusive transaction around each
+                // migration step still keeps the schema whole.
+                Err(std::fs::TryLockError::Error(_)) => return Ok(InitLock(file)),
             }
         }
     }
