@@ -7,7 +7,7 @@ use std::io::{BufRead, Write};
 use clap::Args;
 use memloop::{Config, MemoryLoop, Scope};
 
-use crate::output::Output;
+use crate::output::{printable, printable_lines, Output};
 
 #[derive(Args)]
 pub struct ChatArgs {
@@ -79,11 +79,14 @@ pub fn run(config: &Config, out: &Output, args: ChatArgs) -> anyhow::Result<()> 
             continue;
         }
         match (&outcome.reply, &outcome.request) {
-            (Some(r), _) => println!("assistant> {r}"),
+            (Some(r), _) => println!("assistant> {}", printable_lines(r)),
             (None, Some(req)) => {
-                println!("--- context (offline) ---\n[system]\n{}", req.system);
+                println!(
+                    "--- context (offline) ---\n[system]\n{}",
+                    printable_lines(&req.system)
+                );
                 for m in &req.messages {
-                    println!("[{}] {}", m.role, m.content);
+                    println!("[{}] {}", m.role, printable_lines(&m.content));
                 }
                 println!("---");
             }
@@ -93,10 +96,19 @@ pub fn run(config: &Config, out: &Output, args: ChatArgs) -> anyhow::Result<()> 
         if args.trace {
             for m in &t.retrieved {
                 let mark = if m.included { "in prompt" } else { "left out" };
-                println!("  retrieved {:.3} ({mark}) {}", m.score, m.memory);
+                println!(
+                    "  retrieved {:.3} ({mark}) {}",
+                    m.score,
+                    printable(&m.memory)
+                );
             }
             for w in &t.writes {
-                println!("  {:?} {} ({})", w.event, w.memory, w.reason);
+                println!(
+                    "  {:?} {} ({})",
+                    w.event,
+                    printable(&w.memory),
+                    printable(&w.reason)
+                );
             }
         }
         println!(

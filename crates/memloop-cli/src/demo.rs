@@ -10,7 +10,7 @@ use std::time::Instant;
 use memloop::context::MESSAGE_OVERHEAD;
 use memloop::{Config, MemoryLoop, Scope, TurnOutcome};
 
-use crate::output::Output;
+use crate::output::{printable, printable_lines, Output};
 
 const SESSIONS: &[(&str, &[&str])] = &[
     (
@@ -120,10 +120,10 @@ fn print_turn(o: &TurnOutcome, input: &str, full: usize) {
     let t = &o.trace;
     println!("\nuser> {input}");
     for m in t.retrieved.iter().filter(|m| m.included).take(3) {
-        println!("  recalled  {:.3}  {}", m.score, m.memory);
+        println!("  recalled  {:.3}  {}", m.score, printable(&m.memory));
     }
     if let Some(r) = &o.reply {
-        println!("assistant> {r}");
+        println!("assistant> {}", printable_lines(r));
     }
     let verdict = if t.gate.persist {
         "persisted"

@@ -113,6 +113,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    if !matches!(cli.command, Command::Serve(_)) {
+        quiet_on_closed_stdout();
+    }
     let json = cli.json;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -173,16 +176,21 @@ fn describe(e: &anyhow::Error) -> (&'static str, String, Option<ErrorClass>) {
 /// The message on one line: control characters (a newline in an id or a
 /// file name echoed back) are escaped, so stderr gets exactly one line.
 fn one_line(message: &str) -> String {
-    message
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    output::printable(message).into_owned()
+}
+
+/// `memloop list | head -1`: when the reader goes away, end quietly as other
+/// Unix tools do, instead of panicking in `println!` (exit 101). Rust starts
+/// programs with SIGPIPE ignored, so a write to a closed pipe returns EPIPE
+/// and `println!` panics; restoring the default lets the kernel end the
+/// process. The server keeps ignoring it: its sockets must never end it.
+#[allow(unsafe_code)]
+fn quiet_on_closed_stdout() {
+    // SAFETY: `signal` with SIG_DFL installs no handler code; it is called once,
+    // before any thread is started, so no other thread races on the disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// 1 other, 2 invalid input, 3 not found, 4 damaged or mismatched store or model, 5 retry may help.

@@ -1,8 +1,46 @@
 //! Printing: JSON on stdout with --json, readable lines otherwise.
+//!
+//! Readable lines show stored text through [`printable`]: a memory is data a
+//! user or a model wrote, and raw control characters in it (ESC sequences that
+//! retitle the terminal or clear the screen, a newline that forges a second
+//! line) must not reach the terminal. JSON escapes them by itself.
+
+use std::borrow::Cow;
 
 use memloop::time::to_rfc3339;
 use memloop::{HistoryEntry, MemoryRecord, SearchHit, WriteResult};
 use serde::Serialize;
+
+/// `text` with control characters (and the bidirectional overrides that can
+/// make a line read differently from what it holds) escaped as `\u{..}`,
+/// `\n`, `\t`: one stored text prints as one inert line.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Like [`printable`], but keeps line breaks: for multi-line text that is
+/// meant to be read as lines (an assembled context, a model's reply).
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
 
 pub struct Output {
     pub json: bool,
@@ -19,9 +57,9 @@ impl Output {
             return self.json_value(&serde_json::json!({ "results": results }));
         }
         for r in results {
-            println!("{:<6} {}  {}", r.event.as_str(), r.id, r.memory);
+            println!("{:<6} {}  {}", r.event.as_str(), r.id, printable(&r.memory));
             if let Some(prev) = &r.previous_memory {
-                println!("       was: {prev}");
+                println!("       was: {}", printable(prev));
             }
         }
         Ok(())
@@ -41,8 +79,8 @@ impl Output {
                 "{:>2}. {:.3} (vector {vec}, bm25 {kw})  {}  [{}]",
                 i + 1,
                 h.score,
-                h.record.text,
-                h.record.id
+                printable(&h.record.text),
+                printable(&h.record.id)
             );
         }
         Ok(())
@@ -52,8 +90,8 @@ impl Output {
         if self.json {
             return self.json_value(r);
         }
-        println!("id:         {}", r.id);
-        println!("memory:     {}", r.text);
+        println!("id:         {}", printable(&r.id));
+        println!("memory:     {}", printable(&r.text));
         println!("kind:       {}", r.kind.as_str());
         for (name, v) in [
             ("user", &r.scope.user_id),
@@ -61,7 +99,7 @@ impl Output {
             ("session", &r.scope.session_id),
         ] {
             if let Some(v) = v {
-                println!("{name:<11} {v}");
+                println!("{name:<11} {}", printable(v));
             }
         }
         println!("metadata:   {}", r.metadata);
@@ -89,7 +127,12 @@ impl Output {
             } else {
                 ""
             };
-            println!("{}  {}  {}{gone}", r.id, to_rfc3339(r.created_at), r.text);
+            println!(
+                "{}  {}  {}{gone}",
+                printable(&r.id),
+                to_rfc3339(r.created_at),
+                printable(&r.text)
+            );
         }
         Ok(())
     }
@@ -99,12 +142,12 @@ impl Output {
             return self.json_value(&serde_json::json!({ "results": entries }));
         }
         for e in entries {
-            let old = e.old_memory.as_deref().unwrap_or("-");
-            let new = e.new_memory.as_deref().unwrap_or("-");
+            let old = printable(e.old_memory.as_deref().unwrap_or("-"));
+            let new = printable(e.new_memory.as_deref().unwrap_or("-"));
             let reason = e
                 .reason
                 .as_deref()
-                .map(|r| format!("  ({r})"))
+                .map(|r| format!("  ({})", printable(r)))
                 .unwrap_or_default();
             println!(
                 "{}  {:<6} {old} -> {new}{reason}",

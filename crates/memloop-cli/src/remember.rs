@@ -6,7 +6,7 @@ use clap::Args;
 use memloop::gate::{heuristic, GateConfig};
 use memloop::{Config, LongTermWriter, Memory, TurnToWrite, WritePipeline};
 
-use crate::output::Output;
+use crate::output::{printable, Output};
 use crate::ScopeArgs;
 
 #[derive(Args)]
@@ -82,23 +82,23 @@ pub fn run(config: &Config, out: &Output, a: RememberArgs) -> anyhow::Result<()>
         }));
     }
     let verdict = if decision.persist { "kept" } else { "not kept" };
-    println!("{verdict}: {}", decision.reason);
+    println!("{verdict}: {}", printable(&decision.reason));
     for e in &results {
         let was = e
             .previous_memory
             .as_deref()
-            .map(|p| format!(" (was: {p})"))
+            .map(|p| format!(" (was: {})", printable(p)))
             .unwrap_or_default();
         println!(
             "{:<6} {} {}{was}  [{}]",
             e.event.as_str(),
             e.id,
-            e.memory,
-            e.reason
+            printable(&e.memory),
+            printable(&e.reason)
         );
     }
     for n in &notes {
-        println!("note: {n}");
+        println!("note: {}", printable(n));
     }
     Ok(())
 }

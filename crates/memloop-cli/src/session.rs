@@ -7,7 +7,7 @@ use memloop::short_term::{ShortTermStore, Turn};
 use memloop::{Error, Scope};
 use memloop_shortterm::RedisBuffer;
 
-use crate::output::Output;
+use crate::output::{printable, Output};
 
 #[derive(Args)]
 pub struct SessionArgs {
@@ -70,7 +70,7 @@ pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
                 return out.json_value(&serde_json::json!({ "turns": turns }));
             }
             for t in &turns {
-                println!("{:<9} {}", t.role, t.content);
+                println!("{:<9} {}", printable(&t.role), printable(&t.content));
             }
         }
         SessionCommand::Clear { session } => {
