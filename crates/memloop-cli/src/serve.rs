@@ -27,14 +27,13 @@ pub fn run(
     if let Some(addr) = a.addr {
         server.addr = addr;
     }
-    let keyless = server.api_keys.is_empty();
-    memloop_server::run(config, server, Some(mcp_mount(keyless)))?;
+    memloop_server::run(config, server, Some(mcp_mount()))?;
     Ok(())
 }
 
 /// `/mcp`: the MCP tools over streamable HTTP, on the server's own loop and
 /// writer, in the tenant the server's authentication put on the request.
-fn mcp_mount(keyless: bool) -> memloop_server::McpMount {
+fn mcp_mount() -> memloop_server::McpMount {
     Box::new(move |state: &memloop_server::AppState| {
         use memloop_mcp::{HttpOptions, MemoryTools, TenantResolver};
         let tools = MemoryTools::new(
@@ -50,12 +49,11 @@ fn mcp_mount(keyless: bool) -> memloop_server::McpMount {
         });
         let options = HttpOptions {
             tenant,
-            // Behind API keys any host name may reach it; keyless, loopback names only.
-            allowed_hosts: if keyless {
-                HttpOptions::default().allowed_hosts
-            } else {
-                Vec::new()
-            },
+            // The server's own Host check (loopback names, the bind address,
+            // `[server] allowed_hosts`) guards `/mcp` before this router sees
+            // it, with or without keys; a second, narrower list here would
+            // refuse the names the operator allowed.
+            allowed_hosts: Vec::new(),
             ..HttpOptions::default()
         };
         memloop_mcp::router(tools, options)
