@@ -256,6 +256,30 @@ pub async fn exercise(client: &ServerSink, user: &str) {
     )
     .await;
     assert_eq!(code, "invalid_input");
+    // Filters nested past the parser's depth are refused, and the server
+    // keeps serving (they used to overflow its stack and abort the process).
+    let mut nested_json = json!({"topic": "food"});
+    for _ in 0..100 {
+        nested_json = json!({ "NOT": nested_json });
+    }
+    for filters in [
+        json!(format!(
+            "{}topic = food{}",
+            "(".repeat(1_600),
+            ")".repeat(1_600)
+        )),
+        json!(format!("{}topic = food", "NOT ".repeat(4_000))),
+        nested_json,
+    ] {
+        let (code, message) = tool_error(
+            client,
+            "memory_search",
+            json!({"query": "x", "user_id": user, "filters": filters}),
+        )
+        .await;
+        assert_eq!(code, "invalid_input");
+        assert!(message.contains("nests more than 32 levels"), "{message}");
+    }
     let (code, _) = tool_error(client, "memory_add", json!({"text": "x", "user_id": " "})).await;
     assert_eq!(code, "invalid_input");
     // Arguments that do not fit the schema are refused by the SDK before memloop.
