@@ -308,7 +308,17 @@ pub fn forget(config: &Config, out: &Output, scope: &ScopeArgs, purge: bool) -> 
     // a shared buffer (Redis); the in-process buffer dies with each process,
     // so there is nothing of it to clear here.
     let sessions_cleared = match (&config.short_term.url, purge) {
-        (Some(_), true) => Some(config.short_term.build()?.forget_scope(&scope)?),
+        // `open`, not `build`: a Redis that is down is then named (address,
+        // no password), and the message says what was done and what was not.
+        (Some(_), true) => Some(config.short_term.open()?.forget_scope(&scope).map_err(
+            |e| match e {
+                Error::Remote(m) => Error::Remote(format!(
+                    "the memories were purged, but not the short-term sessions: {m}; \
+                     run the purge again once it is back"
+                )),
+                other => other,
+            },
+        )?),
         _ => None,
     };
     if out.json {

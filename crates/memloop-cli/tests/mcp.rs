@@ -145,6 +145,76 @@ async fn the_binary_serves_every_tool_over_stdio() {
     client.cancel().await.unwrap();
 }
 
+/// A loopback port where nothing listens (bound, then released).
+fn dead_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// With the configured Redis down, `memloop mcp` still starts and serves
+/// the long-term tools; `memory_context`, which needs the short-term
+/// buffer, is a tool error naming Redis and its address, not its password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_starts_and_serves_without_redis() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = dead_port();
+    let mut cmd = command(dir.path());
+    cmd.env(
+        "MEMLOOP_SHORT_TERM",
+        format!("redis://:hunter2-secret@127.0.0.1:{port}/0"),
+    );
+    let client = ClientConfig::default()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("memloop mcp starts while Redis is down");
+    let c = client.peer();
+
+    let added = ok(
+        c,
+        "memory_add",
+        json!({"text": "I'm vegetarian and allergic to peanuts", "user_id": "alice"}),
+    )
+    .await;
+    let id = added["results"][0]["id"].as_str().unwrap().to_string();
+    let found = ok(
+        c,
+        "memory_search",
+        json!({"query": "what food should I avoid?", "user_id": "alice"}),
+    )
+    .await;
+    assert_eq!(found["results"][0]["id"], id.as_str(), "{found}");
+
+    // Twice: the second call falls in the window where the failure is
+    // remembered rather than retried, and must read the same.
+    for _ in 0..2 {
+        let r = call(
+            c,
+            "memory_context",
+            json!({"input": "Which foods should I avoid?", "user_id": "alice", "session_id": "s1"}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        let e = &r.structured_content.as_ref().unwrap()["error"];
+        assert_eq!(e["code"], "remote_unavailable", "{e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("Redis at redis://127.0.0.1:{port}/0")),
+            "{message}"
+        );
+        let text = &r.content[0].as_text().unwrap().text;
+        assert!(
+            !text.contains("hunter2") && !message.contains("hunter2"),
+            "{text}"
+        );
+    }
+
+    // The long-term store kept working throughout.
+    let got = ok(c, "memory_get", json!({"id": id})).await;
+    assert_eq!(got["memory"], "I'm vegetarian and allergic to peanuts");
+
+    client.cancel().await.unwrap();
+}
+
 /// A client that reads stdout line by line gets JSON-RPC and nothing else,
 /// and closing stdin ends the server cleanly.
 #[test]

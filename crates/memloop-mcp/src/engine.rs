@@ -28,10 +28,12 @@ impl Engine {
     }
 
     /// The store in `cfg.data_dir`, the configured short-term buffer and
-    /// LLM (none: extraction by rules, as `memloop remember` does).
+    /// LLM (none: extraction by rules, as `memloop remember` does). A Redis
+    /// that is down does not stop the tools: only `memory_context` (and a
+    /// purge) need it, and they answer a tool error naming it until it is back.
     pub(crate) fn open(cfg: &Config) -> Result<Engine> {
         let memory = Arc::new(Memory::open_with(cfg)?);
-        let mut lp = MemoryLoop::new(memory, cfg.short_term.build()?, cfg.turn.clone())?;
+        let mut lp = MemoryLoop::new(memory, cfg.short_term.open()?, cfg.turn.clone())?;
         let llm: Option<Arc<dyn memloop::Llm>> = match &cfg.llm {
             Some(c) => Some(Arc::from(c.build()?)),
             None => None,

@@ -27,7 +27,6 @@ mod metrics;
 mod openapi;
 mod routes;
 mod run;
-mod short_term;
 mod state;
 mod telemetry;
 

@@ -76,7 +76,7 @@ impl AppState {
         };
         AppState::new(
             memory,
-            crate::short_term::open(&config.short_term)?,
+            config.short_term.open()?,
             config.turn.clone(),
             llm,
             server,

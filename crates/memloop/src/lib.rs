@@ -18,6 +18,7 @@ mod config;
 mod lazy;
 mod memory;
 mod pipeline;
+pub mod short_term;
 mod tokens;
 mod turn;
 
@@ -34,9 +35,9 @@ pub use memloop_core::{
     check_time, expires_after, parse_ttl, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
 };
 pub use memloop_core::{
-    context, filter, gate, llm, now_millis, short_term, text, time, ChatMessage, ChatRequest,
-    ChatResponse, Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind,
-    Llm, MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
+    context, filter, gate, llm, now_millis, text, time, ChatMessage, ChatRequest, ChatResponse,
+    Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind, Llm,
+    MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
     MAX_TEXT_BYTES,
 };
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};

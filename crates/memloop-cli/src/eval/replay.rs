@@ -69,6 +69,8 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
     cfg.llm = None;
     cfg.short_term.url = a.short_term.clone();
     let memory = Arc::new(Memory::open_with(&cfg)?);
+    // `build`, not `open`: every turn of a replay needs the buffer, so a
+    // Redis that is down should stop it before the first one.
     let lp = MemoryLoop::new(memory, cfg.short_term.build()?, cfg.turn.clone())?;
     let count = |s: &str| lp.tokens().count(s);
     let user = Scope::user(format!("replay-{}", conv.id)).with_tenant("replay");

@@ -115,9 +115,11 @@ impl MemoryLoop {
 
     /// The loop as configured: the store in `cfg.data_dir`, the configured
     /// short-term backend and LLM (none: offline), episodes as long-term writes.
+    /// An unreachable Redis does not stop it opening: turns fail naming
+    /// Redis until it is back (`ShortTermConfig::open`).
     pub fn open(cfg: &crate::Config) -> Result<MemoryLoop> {
         let memory = Arc::new(Memory::open_with(cfg)?);
-        let mut lp = MemoryLoop::new(memory, cfg.short_term.build()?, cfg.turn.clone())?;
+        let mut lp = MemoryLoop::new(memory, cfg.short_term.open()?, cfg.turn.clone())?;
         if let Some(llm) = &cfg.llm {
             lp = lp.with_llm(Arc::from(llm.build()?));
         }

@@ -1,42 +1,44 @@
-//! The short-term backend as the server holds it. With Redis configured the
-//! server must start, and stay up, while Redis is down: the routes that
-//! need it answer 503 naming Redis and its address, everything else works,
-//! and the first call after Redis comes back connects.
+//! Short-term buffers: the core's types, and the configured backend as a
+//! long-running front end holds it ([`crate::ShortTermConfig::open`]).
+//!
+//! A process configured with Redis (the server, `memloop mcp`, an agent
+//! embedding the loop) must start, and stay up, while Redis is down: what
+//! needs the buffer fails naming Redis and its address, the long-term store
+//! works, and the first call after Redis comes back connects.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use memloop::short_term::{ShortTermStore, Summary, Turn};
-use memloop::{Error, ErrorClass, Result, ShortTermConfig};
+pub use memloop_core::short_term::*;
+
+use crate::{Error, ErrorClass, Result, Scope, ShortTermConfig};
 
 /// How long a failed connection is remembered before the next call tries
-/// again: a burst of requests while Redis is down does not each wait on a
+/// again: a burst of calls while Redis is down does not each wait on a
 /// connect.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The configured backend: in process, or Redis connected on first use.
-pub fn open(config: &ShortTermConfig) -> Result<Arc<dyn ShortTermStore>> {
-    match &config.url {
-        None => config.build(),
-        Some(url) => {
-            let redis = LazyRedis {
-                shown: redacted(url),
-                config: config.clone(),
-                state: Mutex::new(Conn::Never),
-            };
-            // Connect now when we can, so a misconfiguration shows at start;
-            // a refusal is logged and the server starts anyway.
-            match redis.store() {
-                Ok(_) => tracing::info!(redis = %redis.shown, "short-term store: Redis"),
-                Err(e) if e.class() != ErrorClass::InvalidInput => {
-                    tracing::warn!(error = %e, "starting without Redis: the routes that need it answer 503 until it is back");
-                }
-                // A malformed URL will not get better by waiting.
-                Err(e) => return Err(e),
-            }
-            Ok(Arc::new(redis))
+pub(crate) fn open(config: &ShortTermConfig) -> Result<Arc<dyn ShortTermStore>> {
+    let Some(url) = &config.url else {
+        return config.build();
+    };
+    let redis = LazyRedis {
+        shown: redacted(url),
+        config: config.clone(),
+        state: Mutex::new(Conn::Never),
+    };
+    // Connect now when we can, so a misconfiguration shows at start; an
+    // unreachable Redis is logged and the caller starts anyway.
+    match redis.store() {
+        Ok(_) => tracing::debug!(redis = %redis.shown, "short-term store: Redis"),
+        Err(e) if e.class() != ErrorClass::InvalidInput => {
+            tracing::warn!(error = %e, "starting without Redis: what needs the short-term store fails until it is back");
         }
+        // A malformed URL will not get better by waiting.
+        Err(e) => return Err(e),
     }
+    Ok(Arc::new(redis))
 }
 
 /// `redis://user:secret@host:6379/0` as `redis://host:6379/0`: messages and
@@ -67,15 +69,18 @@ enum Conn {
 }
 
 struct LazyRedis {
+    /// The URL without its password, for messages and logs.
     shown: String,
     config: ShortTermConfig,
     state: Mutex<Conn>,
 }
 
 impl LazyRedis {
+    /// Transient (`Error::Remote`), so front ends answer "retry may help"
+    /// (HTTP 503, exit code 5) rather than blaming the caller.
     fn unavailable(&self, why: impl std::fmt::Display) -> Error {
         Error::Remote(format!(
-            "the short-term store (Redis at {}) is unreachable: {why}. Sessions, /v1/context and /v1/turn need it; the long-term routes work without it",
+            "the short-term store (Redis at {}) is unreachable: {why}; sessions and the loop need it, the long-term store works without it",
             self.shown
         ))
     }
@@ -141,7 +146,7 @@ impl ShortTermStore for LazyRedis {
         self.with(|s| s.clear_user(tenant, user))
     }
 
-    fn forget_scope(&self, scope: &memloop::Scope) -> Result<usize> {
+    fn forget_scope(&self, scope: &Scope) -> Result<usize> {
         self.with(|s| s.forget_scope(scope))
     }
 
@@ -164,6 +169,7 @@ impl ShortTermStore for LazyRedis {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]
@@ -175,5 +181,63 @@ mod tests {
         assert_eq!(redacted("redis://:p@127.0.0.1:1"), "redis://127.0.0.1:1");
         assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
         assert_eq!(redacted("rediss://a@b@host/0?x=@"), "rediss://host/0?x=@");
+    }
+
+    /// A loopback port where nothing listens (bound, then released).
+    fn dead_port() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }
+
+    /// Redis down: `open` succeeds, every call fails as transient naming
+    /// the address without the password, and a later call (past the retry
+    /// window) tries again rather than repeating a stale failure forever.
+    #[test]
+    fn opens_without_redis_and_names_it_on_use() {
+        let port = dead_port();
+        let config = ShortTermConfig {
+            url: Some(format!("redis://:hunter2-secret@127.0.0.1:{port}/0")),
+            ..ShortTermConfig::default()
+        };
+        let store = config.open().expect("opens while Redis is down");
+        for _ in 0..2 {
+            let e = store.read("t", "s").unwrap_err();
+            assert_eq!(e.class(), ErrorClass::Transient, "{e}");
+            let m = e.to_string();
+            assert!(
+                m.contains(&format!("Redis at redis://127.0.0.1:{port}/0")),
+                "{m}"
+            );
+            assert!(!m.contains("hunter2"), "{m}");
+            std::thread::sleep(RETRY_AFTER + Duration::from_millis(50));
+        }
+    }
+
+    /// A URL that is not one fails at open: waiting will not fix it.
+    #[test]
+    fn a_malformed_url_fails_at_open() {
+        let config = ShortTermConfig {
+            url: Some("not a url".into()),
+            ..ShortTermConfig::default()
+        };
+        let e = config.open().err().expect("refused");
+        assert_eq!(e.class(), ErrorClass::InvalidInput, "{e}");
+    }
+
+    /// With Redis up (the real one on this machine), calls go through.
+    #[test]
+    fn redis_up_works_through_the_wrapper() {
+        let config = ShortTermConfig {
+            url: Some("redis://127.0.0.1:6379".into()),
+            ..ShortTermConfig::default()
+        };
+        let store = config.open().expect("Redis must run on 127.0.0.1:6379");
+        let session = format!("lazy-{}", uuid::Uuid::now_v7());
+        let n = store
+            .append("lazy-test", &session, &[Turn::new("user", "hello")])
+            .unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(store.read("lazy-test", &session).unwrap().len(), 1);
+        store.clear("lazy-test", &session).unwrap();
     }
 }
