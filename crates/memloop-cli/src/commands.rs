@@ -268,6 +268,8 @@ pub fn update(config: &Config, out: &Output, a: UpdateArgs) -> anyhow::Result<()
     if text.trim().is_empty() && metadata.is_none() {
         return Err(Error::invalid("nothing to update: give the new text, or --metadata").into());
     }
+    // Before the model is loaded for the new text (the facade checks it too).
+    memloop::validate_memory_id(&a.id)?;
     let memory = open(config)?;
     let result = if text.trim().is_empty() {
         memory.update_with(

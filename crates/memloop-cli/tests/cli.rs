@@ -721,11 +721,35 @@ fn unknown_ids_are_not_found() {
     assert_untouched(&s, &ids);
 }
 
+/// A control character cannot be in an id: refused as invalid (exit 2),
+/// echoed escaped, so the error stays one line.
 #[test]
 fn id_with_a_newline_still_gives_one_error_line() {
     let (s, _) = seeded();
-    s.fails(&["get", "abc\ndef"], 3, "not_found");
-    s.fails(&["delete", "abc\r\ndef"], 3, "not_found");
+    let m = s.fails(&["get", "abc\ndef"], 2, "invalid_input");
+    assert!(m.contains(r#""abc\ndef""#), "{m}");
+    s.fails(&["delete", "abc\r\ndef"], 2, "invalid_input");
+}
+
+/// An id no store could hold (5,000 bytes) is the caller's error for every
+/// by-id command, refused before the store or the model is touched, and
+/// echoed as a short prefix with its length rather than in full.
+#[test]
+fn oversized_ids_are_invalid_input() {
+    let (s, ids) = seeded();
+    let long = "x".repeat(5000);
+    for args in [
+        vec!["get", &long],
+        vec!["delete", &long],
+        vec!["history", &long],
+        vec!["update", &long, "Alice likes jazz"],
+        vec!["update", &long, "--metadata", r#"{"a":1}"#],
+    ] {
+        let m = s.fails(&args, 2, "invalid_input");
+        assert!(m.len() < 300, "{} bytes: {m}", m.len());
+        assert!(m.contains("(5000 bytes)"), "{m}");
+    }
+    assert_untouched(&s, &ids);
 }
 
 #[test]

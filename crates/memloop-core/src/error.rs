@@ -18,7 +18,9 @@ pub enum ErrorClass {
 pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
-    #[error("no memory with id {0}: check the id with `memloop list`")]
+    /// Holds the id as given; the message shows it quoted, escaped and cut
+    /// short (`shown_value`), since the id may be anything a caller sent.
+    #[error("no memory with id {}: check the id with `memloop list`", crate::shown_value(.0))]
     NotFound(String),
     #[error(
         "the store at {dir} was embedded with {stored}, but the configured embedder is {configured}: \

@@ -23,7 +23,7 @@ pub use record::{
     check_time, expires_after, parse_ttl, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
     Provenance, SearchHit, SignalScores, WriteResult, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
 };
-pub use scope::Scope;
+pub use scope::{shown_value, validate_memory_id, Scope, MAX_ID_BYTES};
 pub use traits::{Embedder, EmbedderInfo};
 
 /// Longest memory text accepted, in bytes. Longer input is refused, not truncated,

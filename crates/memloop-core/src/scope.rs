@@ -33,7 +33,39 @@ fn default_tenant() -> String {
     Scope::DEFAULT_TENANT.to_string()
 }
 
-const MAX_ID_BYTES: usize = 256;
+/// The longest id (memory, tenant, user, agent, session) accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// At most this many characters of a caller's value are echoed back.
+const SHOWN_CHARS: usize = 40;
+
+/// A caller-supplied value as an error message may show it: quoted, escaped
+/// (control characters and quotes cannot forge log lines or JSON), and cut
+/// to its first few characters with the full length said, so a 5 MB id
+/// does not come back as a 5 MB message.
+pub fn shown_value(value: &str) -> String {
+    let chars = value.chars().count();
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    if chars <= SHOWN_CHARS {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}… ({} bytes)", value.len())
+    }
+}
+
+/// A memory id as a caller gives it: 1 to 256 bytes without control
+/// characters (memloop's own ids are UUIDs). Checked before the store is
+/// asked, by every front end alike, so an absurd id is the caller's error
+/// (`InvalidInput`) rather than a lookup, and is echoed short.
+pub fn validate_memory_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES || id.chars().any(char::is_control) {
+        return Err(Error::invalid(format!(
+            "{} is not a memory id: an id is 1 to {MAX_ID_BYTES} bytes without control characters; memloop's ids are UUIDs such as 0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f, as returned by add",
+            shown_value(id)
+        )));
+    }
+    Ok(())
+}
 
 impl Scope {
     pub const DEFAULT_TENANT: &'static str = "default";
@@ -130,6 +162,43 @@ impl Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_ids_are_checked_and_echoed_short_and_escaped() {
+        assert!(validate_memory_id("0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f").is_ok());
+        assert!(validate_memory_id("no-such-id").is_ok());
+        assert!(validate_memory_id(&"x".repeat(MAX_ID_BYTES)).is_ok());
+        for bad in [
+            "",
+            "a\0b",
+            "a\nb",
+            "\u{1b}[2J",
+            &"x".repeat(MAX_ID_BYTES + 1),
+            &"é".repeat(2500),
+        ] {
+            let e = validate_memory_id(bad).unwrap_err();
+            assert_eq!(e.class(), crate::ErrorClass::InvalidInput);
+            let m = e.to_string();
+            assert!(m.contains("UUID"), "{m}");
+            assert!(m.len() < 300, "{m}");
+            assert!(!m.chars().any(char::is_control), "{m:?}");
+        }
+        assert_eq!(shown_value("a\"b"), "\"a\\\"b\"");
+        assert_eq!(shown_value("a\0b"), "\"a\\0b\"");
+        let long = shown_value(&"é".repeat(5000));
+        assert!(long.ends_with("… (10000 bytes)"), "{long}");
+        assert!(long.chars().count() < 70);
+    }
+
+    /// The not-found message echoes a caller's id the same short, escaped way.
+    #[test]
+    fn not_found_echoes_the_id_short_and_escaped() {
+        let m = Error::NotFound("no-such-id".into()).to_string();
+        assert!(m.starts_with("no memory with id \"no-such-id\""), "{m}");
+        let m = Error::NotFound(format!("{}\n", "z".repeat(5000))).to_string();
+        assert!(m.len() < 200, "{m}");
+        assert!(m.contains("(5001 bytes)") && !m.contains('\n'), "{m}");
+    }
 
     #[test]
     fn partition_separates_users_and_tenants() {

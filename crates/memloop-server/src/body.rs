@@ -13,36 +13,14 @@ use crate::error::ApiError;
 /// The most results one search or list returns.
 pub const MAX_TOP_K: usize = 1000;
 
-/// The longest id (memory, user, agent, session) accepted, in bytes.
-pub const MAX_ID_BYTES: usize = 256;
+/// A client-supplied value as an error message may show it: quoted,
+/// escaped and cut short (the library's, so every front end echoes alike).
+pub use memloop::shown_value as shown;
 
-/// At most this many characters of a client's value are echoed back.
-const SHOWN_CHARS: usize = 40;
-
-/// A client-supplied value as an error message may show it: quoted, escaped
-/// (control characters and quotes cannot forge log lines or JSON), and cut
-/// to its first few characters with the full length said.
-pub fn shown(value: &str) -> String {
-    let chars = value.chars().count();
-    let head: String = value.chars().take(SHOWN_CHARS).collect();
-    if chars <= SHOWN_CHARS {
-        format!("{head:?}")
-    } else {
-        format!("{head:?}… ({} bytes)", value.len())
-    }
-}
-
-/// A memory id from a path: 1 to 256 bytes without control characters
-/// (memloop's own ids are UUIDs). Anything else is a client error, caught
-/// before the store is asked.
+/// A memory id from a path, checked before the store is asked: the
+/// library's rule (`validate_memory_id`), answered as a 400.
 pub fn check_id(id: &str) -> Result<(), ApiError> {
-    if id.is_empty() || id.len() > MAX_ID_BYTES || id.chars().any(char::is_control) {
-        return Err(ApiError::invalid(format!(
-            "{} is not a memory id: an id is 1 to {MAX_ID_BYTES} bytes without control characters; memloop's ids are UUIDs such as 0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f, as returned by add",
-            shown(id)
-        )));
-    }
-    Ok(())
+    memloop::validate_memory_id(id).map_err(ApiError::from)
 }
 
 /// One message of a conversation.
@@ -373,7 +351,7 @@ mod tests {
     fn ids_are_checked_and_echoed_short_and_escaped() {
         assert!(check_id("0193a5c2-7e41-7b8a-9f3e-2d1c4b5a6e7f").is_ok());
         assert!(check_id("no-such-id").is_ok());
-        for bad in ["", "a\0b", "a\nb", &"x".repeat(MAX_ID_BYTES + 1)] {
+        for bad in ["", "a\0b", "a\nb", &"x".repeat(memloop::MAX_ID_BYTES + 1)] {
             let e = check_id(bad).unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.contains("UUID"), "{}", e.message);

@@ -40,6 +40,7 @@ pub use memloop_core::{
     MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
     MAX_TEXT_BYTES,
 };
+pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};

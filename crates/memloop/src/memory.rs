@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memloop_core::{
-    Embedder, EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
-    WriteResult,
+    validate_memory_id, Embedder, EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory,
+    Result, Scope, SearchHit, WriteResult,
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
 use memloop_store::{
@@ -135,8 +135,11 @@ impl Memory {
 
     /// One memory of `tenant`. Another tenant's id is `NotFound`, exactly
     /// like an unknown one (the `_in` methods are what a multi-tenant front
-    /// end such as the server calls).
+    /// end such as the server calls). Every by-id method checks the id
+    /// first (`validate_memory_id`): empty, over 256 bytes or with control
+    /// characters is `InvalidInput`, whichever front end passed it.
     pub fn get_in(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+        validate_memory_id(id)?;
         self.at(self.store.get(tenant, id))
     }
 
@@ -156,6 +159,8 @@ impl Memory {
 
     /// Replaces a memory's text (re-embedding it); the old text stays in history.
     pub fn update(&self, id: &str, text: &str) -> Result<WriteResult> {
+        // Both checked before the embedding is paid for.
+        validate_memory_id(id)?;
         memloop_core::text::validate_text(text)?;
         let v = self.embedder.embed(text)?;
         let change = MemoryUpdate {
@@ -172,6 +177,7 @@ impl Memory {
 
     /// `update_with` on a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn update_in(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
+        validate_memory_id(id)?;
         let (rec, old) = self.at(self.store.update(tenant, id, change))?;
         Ok(WriteResult {
             id: rec.id,
@@ -188,6 +194,7 @@ impl Memory {
 
     /// `delete` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn delete_in(&self, tenant: &str, id: &str) -> Result<WriteResult> {
+        validate_memory_id(id)?;
         let rec = self.at(self.store.delete(tenant, id, None))?;
         Ok(WriteResult {
             id: rec.id,
@@ -213,6 +220,7 @@ impl Memory {
 
     /// `history` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn history_in(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+        validate_memory_id(id)?;
         self.at(self.store.history(tenant, id))
     }
 

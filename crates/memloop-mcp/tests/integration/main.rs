@@ -229,7 +229,7 @@ pub async fn exercise(client: &ServerSink, user: &str) {
     let (code, message) = tool_error(client, "memory_get", json!({"id": "no-such-id"})).await;
     assert_eq!(code, "not_found");
     assert!(
-        message.contains("no memory with id no-such-id"),
+        message.contains("no memory with id \"no-such-id\""),
         "{message}"
     );
     let (code, _) = tool_error(client, "memory_history", json!({"id": "no-such-id"})).await;

@@ -281,6 +281,40 @@ fn bad_input_is_refused_and_loses_nothing() {
     );
 }
 
+/// Every by-id operation refuses an id no store could hold, before the
+/// store (or, for `update`, the embedder) is asked, and echoes it short;
+/// the memory that exists is untouched.
+#[test]
+fn by_id_operations_refuse_malformed_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path());
+    let kept = m
+        .add(&Scope::user("u"), NewMemory::text("keep me"))
+        .unwrap()
+        .id;
+    let long = "x".repeat(5000);
+    for id in ["", "a\0b", "line\nbreak", long.as_str()] {
+        let results = [
+            m.get(id).err(),
+            m.get_in("t", id).err(),
+            m.update(id, "new text").err(),
+            m.update_with(id, MemoryUpdate::default()).err(),
+            m.delete(id).err(),
+            m.history(id).err(),
+            m.history_in("t", id).err(),
+        ];
+        for e in results {
+            let e = e.expect("refused");
+            assert!(matches!(e, Error::InvalidInput(_)), "{id:?}: {e}");
+            let msg = e.to_string();
+            assert!(msg.len() < 300, "{msg}");
+            assert!(!msg.chars().any(char::is_control), "{msg:?}");
+        }
+    }
+    assert_eq!(m.get(&kept).unwrap().text, "keep me");
+    assert_eq!(m.history(&kept).unwrap().len(), 1);
+}
+
 #[test]
 fn update_metadata_only_keeps_text() {
     let dir = tempfile::tempdir().unwrap();
