@@ -30,6 +30,10 @@ fn free_port() -> u16 {
 }
 
 fn start(dir: &std::path::Path, config: &str) -> Server {
+    start_logging(dir, config, Stdio::null())
+}
+
+fn start_logging(dir: &std::path::Path, config: &str, log: Stdio) -> Server {
     let file = dir.join("memloop.toml");
     std::fs::write(&file, config).unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
@@ -41,8 +45,9 @@ fn start(dir: &std::path::Path, config: &str) -> Server {
         .args(["serve", "--addr", &addr])
         .env_remove("MEMLOOP_API_KEYS")
         .env_remove("MEMLOOP_SHORT_TERM")
+        .env_remove("MEMLOOP_LOG_TEXTS")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let server = Server { child, addr };
@@ -56,8 +61,13 @@ fn start(dir: &std::path::Path, config: &str) -> Server {
 
 /// The status code of one HTTP/1.1 request, or None when nothing answers.
 fn request(addr: &str, method: &str, path: &str, host: &str, body: &str) -> Option<u16> {
+    exchange(addr, method, path, host, body).map(|(status, _)| status)
+}
+
+/// One HTTP/1.1 request on its own connection: the status and the body.
+fn exchange(addr: &str, method: &str, path: &str, host: &str, body: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
@@ -66,9 +76,11 @@ fn request(addr: &str, method: &str, path: &str, host: &str, body: &str) -> Opti
         body.len()
     )
     .ok()?;
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+    let mut response = String::new();
+    s.read_to_string(&mut response).ok()?;
+    let status = response.get(9..12)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Some((status, body.to_string()))
 }
 
 #[test]
@@ -85,4 +97,159 @@ fn mcp_answers_the_hosts_the_operator_allowed_and_only_those() {
         let status = request(&server.addr, "POST", "/mcp", host, init);
         assert_eq!(status, Some(want), "Host: {host}");
     }
+}
+
+/// Every value under memloop's short-term prefix in the real Redis, as text.
+fn redis_contents() -> String {
+    let redis = |args: &[&str]| {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", "6379", "--raw"])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut all = String::new();
+    for key in redis(&["--scan", "--pattern", "memloop:st*"]).lines() {
+        let value = match redis(&["TYPE", key]).trim() {
+            "string" => redis(&["GET", key]),
+            "list" => redis(&["LRANGE", key, "0", "-1"]),
+            "set" => redis(&["SMEMBERS", key]),
+            "hash" => redis(&["HGETALL", key]),
+            other => format!("<{other}>"),
+        };
+        all.push_str(key);
+        all.push('\n');
+        all.push_str(&value);
+    }
+    all
+}
+
+/// Every byte of every file under `dir`.
+fn files_contents(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                all.extend(std::fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    all
+}
+
+fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn a_purge_through_the_running_server_leaves_no_byte_of_the_user_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = start_logging(
+        dir.path(),
+        "[short_term]\nurl = \"redis://127.0.0.1:6379\"\n",
+        Stdio::from(log),
+    );
+    let run = std::process::id();
+    let (victim, keeper) = (format!("victim-{run}"), format!("keeper-{run}"));
+    // Distinctive strings: raw text, a text the write pipeline distils, a
+    // metadata value, a short-term turn, and a query.
+    let secrets = [
+        format!("quokkasecret{run} lives under my bed"),
+        format!("I moved to Zanzibarville{run} last month."),
+        format!("metavalue{run}"),
+        format!("sessionsecret{run} about the surprise party"),
+        format!("querysecret{run}"),
+    ];
+    let kept = format!("keepersecret{run} stays");
+    let call = |method: &str, path: &str, body: String| {
+        let (status, body) = exchange(&server.addr, method, path, "127.0.0.1", &body).unwrap();
+        assert_eq!(status, 200, "{method} {path}: {body}");
+        body
+    };
+    call(
+        "POST",
+        "/v1/memories",
+        format!(
+            r#"{{"messages":"{}","user_id":"{victim}","infer":false,"metadata":{{"tag":"{}"}}}}"#,
+            secrets[0], secrets[2]
+        ),
+    );
+    call(
+        "POST",
+        "/v1/memories",
+        format!(
+            r#"{{"messages":"{}","user_id":"{victim}","infer":true}}"#,
+            secrets[1]
+        ),
+    );
+    call(
+        "POST",
+        "/v1/memories",
+        format!(r#"{{"messages":"{kept}","user_id":"{keeper}","infer":false}}"#),
+    );
+    call(
+        "POST",
+        &format!("/v1/sessions/s-{run}/messages"),
+        format!(
+            r#"{{"messages":[{{"role":"user","content":"{}"}}],"user_id":"{victim}"}}"#,
+            secrets[3]
+        ),
+    );
+    let found = call(
+        "POST",
+        "/v1/memories/search",
+        format!(
+            r#"{{"query":"{} quokkasecret{run}","user_id":"{victim}"}}"#,
+            secrets[4]
+        ),
+    );
+    assert!(found.contains(&secrets[0]), "{found}");
+    // The texts are really there before the purge, so the scan below can fail.
+    assert!(redis_contents().contains(&secrets[3]));
+    let files = files_contents(&dir.path().join("data"));
+    assert!(holds(&files, &secrets[0]) && holds(&files, &kept));
+
+    let purged = call(
+        "DELETE",
+        &format!("/v1/memories?user_id={victim}&purge=true"),
+        String::new(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&purged).unwrap();
+    assert!(v["memories_deleted"].as_u64().unwrap() >= 2, "{purged}");
+    assert_eq!(v["short_term_sessions_cleared"], 1, "{purged}");
+
+    // The server is still running, with the store open, while we look.
+    let files = files_contents(&dir.path().join("data"));
+    let redis = redis_contents();
+    let logs = std::fs::read(&log_path).unwrap();
+    for secret in &secrets {
+        // The distinctive word of each: what no other text could contain.
+        let word = secret
+            .split_whitespace()
+            .find(|w| w.contains(&run.to_string()))
+            .unwrap();
+        let word = word.trim_end_matches('.');
+        assert!(
+            !holds(&files, word),
+            "{word} is still in a file of the data directory"
+        );
+        assert!(!redis.contains(word), "{word} is still in Redis");
+        assert!(!holds(&logs, word), "{word} is in the server's log");
+    }
+    assert!(holds(&files, &kept), "the other user's memory must stay");
+    let after = call(
+        "GET",
+        &format!("/v1/memories?user_id={keeper}"),
+        String::new(),
+    );
+    assert!(after.contains(&kept), "{after}");
 }

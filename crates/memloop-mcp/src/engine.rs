@@ -134,7 +134,8 @@ impl Engine {
 
     pub(crate) fn forget(&self, tenant: &str, a: ForgetArgs) -> Result<Value> {
         let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
-        let report = self.memory().forget(&scope, a.purge.unwrap_or(false))?;
+        // Through the loop: a purge clears the user's short-term sessions too.
+        let report = self.lp.forget(&scope, a.purge.unwrap_or(false))?;
         to_json(&report)
     }
 

@@ -185,6 +185,10 @@ pub struct LoopRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct AppendRequest {
     pub messages: Messages,
+    /// Whose session this is: recorded with the turns, so that purging the
+    /// user (`DELETE /v1/memories?user_id=…&purge=true`) clears it too.
+    #[serde(default)]
+    pub user_id: Option<String>,
 }
 
 /// The scope of a request in the caller's tenant.

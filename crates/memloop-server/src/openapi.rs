@@ -174,6 +174,8 @@ pub struct ForgetResponse {
     message: String,
     memories_deleted: usize,
     history_deleted: usize,
+    /// Short-term sessions of the scope cleared (a purge only).
+    short_term_sessions_cleared: usize,
 }
 
 #[derive(ToSchema)]

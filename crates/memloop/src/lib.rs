@@ -27,8 +27,9 @@ pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, EpisodeWriter, LongTermWriter, LoopConfig, MemoryLoop, RetrievedMemory, Timings,
-    TraceTokens, TurnOutcome, TurnToWrite, TurnTrace, WriteEvent, WriteReport,
+    fold_summary, EpisodeWriter, Forgotten, LongTermWriter, LoopConfig, MemoryLoop,
+    RetrievedMemory, Timings, TraceTokens, TurnOutcome, TurnToWrite, TurnTrace, WriteEvent,
+    WriteReport,
 };
 
 pub use memloop_core::{

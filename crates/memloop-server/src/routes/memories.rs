@@ -219,12 +219,13 @@ pub async fn forget(
 ) -> ApiResult {
     let scope = scope_of(&tenant, p.user_id, p.agent_id, p.run_id)?;
     let purge = p.purge.unwrap_or(false);
-    let memory = state.memory().clone();
-    let report = blocking(move || memory.forget(&scope, purge)).await?;
+    let lp = state.memory_loop().clone();
+    let report = blocking(move || lp.forget(&scope, purge)).await?;
     Ok(Json(json!({
         "message": "Memories deleted successfully!",
         "memories_deleted": report.memories_deleted,
         "history_deleted": report.history_deleted,
+        "short_term_sessions_cleared": report.short_term_sessions_cleared,
     })))
 }
 

@@ -43,9 +43,17 @@ pub async fn append(
     for t in &turns {
         t.validate()?;
     }
+    if let Some(user) = &req.user_id {
+        memloop::Scope::user(user.as_str()).validate()?;
+    }
     let lp = state.memory_loop().clone();
     let id = session.clone();
-    let len = blocking(move || lp.short_term().append(&tenant.0, &id, &turns)).await?;
+    let user = req.user_id;
+    let len = blocking(move || {
+        lp.short_term()
+            .append_for(&tenant.0, user.as_deref(), &id, &turns)
+    })
+    .await?;
     Ok(Json(json!({ "session_id": session, "turns": len })))
 }
 

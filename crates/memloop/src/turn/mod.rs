@@ -96,6 +96,15 @@ fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
 }
 
+/// What [`MemoryLoop::forget`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Forgotten {
+    pub memories_deleted: usize,
+    pub history_deleted: usize,
+    /// Short-term sessions cleared (a purge only).
+    pub short_term_sessions_cleared: usize,
+}
+
 impl MemoryLoop {
     pub fn new(
         memory: Arc<Memory>,
@@ -152,6 +161,32 @@ impl MemoryLoop {
 
     pub fn tokens(&self) -> &TokenCounter {
         &self.tokens
+    }
+
+    /// Forgets `scope`'s long-term memories and, with `purge`, their history
+    /// and the scope's short-term sessions too (the named session, or every
+    /// session recorded for the user): a purge leaves nothing of the user in
+    /// either layer. The long-term store goes first; if the short-term store
+    /// then fails (Redis down), the error says so and running the purge again
+    /// finishes it.
+    pub fn forget(&self, scope: &Scope, purge: bool) -> Result<Forgotten> {
+        let long_term = self.memory.forget(scope, purge)?;
+        let short_term_sessions_cleared = if purge {
+            self.short_term.forget_scope(scope).map_err(|e| match e {
+                Error::Remote(m) => Error::Remote(format!(
+                    "the memories were purged, but not the short-term sessions: {m}; \
+                     run the purge again once it is back"
+                )),
+                other => other,
+            })?
+        } else {
+            0
+        };
+        Ok(Forgotten {
+            memories_deleted: long_term.memories_deleted,
+            history_deleted: long_term.history_deleted,
+            short_term_sessions_cleared,
+        })
     }
 
     pub fn config(&self) -> &LoopConfig {
