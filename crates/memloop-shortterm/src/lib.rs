@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
 use memloop_core::Result;
 
-pub use redis_buffer::RedisBuffer;
+pub use redis_buffer::{redacted, RedisBuffer};
 
 /// Sessions in this process's memory.
 #[derive(Default)]

@@ -35,7 +35,8 @@ impl RedisBuffer {
     pub fn connect(url: &str, ttl_secs: u64) -> Result<RedisBuffer> {
         let client = redis::Client::open(url).map_err(|e| {
             Error::invalid(format!(
-                "{url:?} is not a Redis URL ({e}): use redis://host:port"
+                "{:?} is not a Redis URL ({e}): use redis://host:port",
+                redacted(url)
             ))
         })?;
         let conn = client.get_connection().map_err(redis_err)?;
@@ -217,5 +218,44 @@ return 1"#,
                 .invoke::<i64>(c)
         })?;
         Ok(())
+    }
+}
+
+/// `redis://user:secret@host:6379/0` as `redis://host:6379/0`: messages and
+/// logs name the server, never its password.
+pub fn redacted(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let rest = match rest[..authority_end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    format!("{scheme}://{rest}")
+}
+
+#[cfg(test)]
+mod redaction_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            redacted("redis://user:s3cret@cache.internal:6379/2"),
+            "redis://cache.internal:6379/2"
+        );
+        assert_eq!(redacted("redis://:p@127.0.0.1:1"), "redis://127.0.0.1:1");
+        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(redacted("rediss://a@b@host/0?x=@"), "rediss://host/0?x=@");
+    }
+
+    #[test]
+    fn a_malformed_url_is_named_without_its_password() {
+        let err = RedisBuffer::connect("redis://user:s3cret@[bad/0", 0)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(!err.contains("s3cret"), "{err}");
+        assert!(err.contains("is not a Redis URL"), "{err}");
     }
 }

@@ -41,17 +41,7 @@ pub(crate) fn open(config: &ShortTermConfig) -> Result<Arc<dyn ShortTermStore>> 
     Ok(Arc::new(redis))
 }
 
-/// `redis://user:secret@host:6379/0` as `redis://host:6379/0`: messages and
-/// logs name the server, never its password.
-pub fn redacted(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
-        Some(at) => &rest[at + 1..],
-        None => rest,
-    };
-    format!("{scheme}://{rest}")
-}
+pub use memloop_shortterm::redacted;
 
 /// An error's own words, without the "remote service failed" prefix that
 /// our message would otherwise repeat.
@@ -171,17 +161,6 @@ impl ShortTermStore for LazyRedis {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-
-    #[test]
-    fn passwords_stay_out_of_messages() {
-        assert_eq!(
-            redacted("redis://user:s3cret@cache.internal:6379/2"),
-            "redis://cache.internal:6379/2"
-        );
-        assert_eq!(redacted("redis://:p@127.0.0.1:1"), "redis://127.0.0.1:1");
-        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
-        assert_eq!(redacted("rediss://a@b@host/0?x=@"), "rediss://host/0?x=@");
-    }
 
     /// A loopback port where nothing listens (bound, then released).
     fn dead_port() -> u16 {
