@@ -233,6 +233,18 @@ impl ServerConfig {
     /// Defaults, then the `[server]` table of `file`, then the environment:
     /// `MEMLOOP_API_KEYS` (`key=tenant,…`, added to the file's keys) and
     /// `MEMLOOP_ADDR`, `MEMLOOP_LOG_TEXTS` (`1` / `true` to log texts).
+    /// Applies the `[server]` table of a configuration file's text; `origin`
+    /// names the file in errors.
+    pub fn apply_file(&mut self, text: &str, origin: &Path) -> Result<()> {
+        let parsed: FileWithServer = toml::from_str(text).map_err(|e| {
+            Error::invalid(format!(
+                "the [server] table of {} is not valid: {e}",
+                origin.display()
+            ))
+        })?;
+        self.apply(parsed.server)
+    }
+
     pub fn load(file: Option<&Path>) -> Result<ServerConfig> {
         let mut cfg = ServerConfig::default();
         if let Some(path) = file {
@@ -240,13 +252,7 @@ impl ServerConfig {
                 path: path.to_path_buf(),
                 source: e,
             })?;
-            let parsed: FileWithServer = toml::from_str(&text).map_err(|e| {
-                Error::invalid(format!(
-                    "the [server] table of {} is not valid: {e}",
-                    path.display()
-                ))
-            })?;
-            cfg.apply(parsed.server)?;
+            cfg.apply_file(&text, path)?;
         }
         if let Ok(list) = std::env::var("MEMLOOP_API_KEYS") {
             cfg.api_keys.add_list(&list)?;
@@ -367,5 +373,50 @@ mod tests {
         assert_eq!(cfg.allowed_hosts, vec!["memory.example".to_string()]);
         std::fs::write(&path, "[server]\nport = 1\n").unwrap();
         assert!(ServerConfig::load(Some(&path)).is_err());
+    }
+}
+
+#[cfg(test)]
+mod fuzz_tests {
+    use super::*;
+
+    const PIECES: &[&str] = &[
+        "[server]",
+        "[server.api_keys]",
+        "\n",
+        "=",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "\"",
+        " ",
+        "addr",
+        "max_body_bytes",
+        "header_read_timeout_secs",
+        "allowed_hosts",
+        "log_texts",
+        "max_connections_per_ip",
+        "\"127.0.0.1:1\"",
+        "0",
+        "-1",
+        "18446744073709551616",
+        "1e999",
+        "true",
+        "\"sha256:zz\"",
+        "\"k\"",
+        "\u{0}",
+        "#",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_server_table_is_applied_or_refused(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..300)
+        ) {
+            let mut cfg = ServerConfig::default();
+            let _ = cfg.apply_file(&parts.concat(), Path::new("fuzz.toml"));
+        }
     }
 }

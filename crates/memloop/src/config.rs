@@ -120,9 +120,7 @@ impl Config {
                     path: path.to_path_buf(),
                     source: e,
                 })?;
-                toml::from_str(&text).map_err(|e| {
-                    Error::invalid(format!("config file {} is not valid: {e}", path.display()))
-                })?
+                Config::from_toml(&text, path)?
             }
             None => Config::default(),
         };
@@ -136,6 +134,16 @@ impl Config {
             cfg.llm = Some(llm);
         }
         Ok(cfg)
+    }
+
+    /// Parses the text of a configuration file; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &Path) -> Result<Config> {
+        toml::from_str(text).map_err(|e| {
+            Error::invalid(format!(
+                "config file {} is not valid: {e}",
+                origin.display()
+            ))
+        })
     }
 
     pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -176,5 +184,78 @@ mod readme_tests {
             memloop_store::DEFAULT_BUSY_TIMEOUT_MS
         );
         assert!(cfg.store.busy_timeout_ms >= 2_000);
+    }
+}
+
+#[cfg(test)]
+mod fuzz_tests {
+    use super::*;
+
+    /// Pieces of TOML, with the nesting an attacker would stack.
+    const PIECES: &[&str] = &[
+        "[",
+        "]",
+        "{",
+        "}",
+        "[[",
+        "]]",
+        "=",
+        ",",
+        "\n",
+        "\"",
+        "'",
+        "#",
+        ".",
+        " ",
+        "store",
+        "loop",
+        "llm",
+        "short_term",
+        "server",
+        "data_dir",
+        "busy_timeout_ms",
+        "ann_threshold",
+        "provider",
+        "model",
+        "url",
+        "1",
+        "-1",
+        "1e999",
+        "18446744073709551616",
+        "true",
+        "\"x\"",
+        "'''",
+        "\"\"\"",
+        "[store]",
+        "[loop.gate]",
+        "a.b.c",
+        "\u{0}",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_a_config_or_an_error(text in "\\PC{0,200}") {
+            let _ = Config::from_toml(&text, Path::new("fuzz.toml"));
+        }
+
+        #[test]
+        fn toml_shaped_text_is_a_config_or_an_error(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..400)
+        ) {
+            let _ = Config::from_toml(&parts.concat(), Path::new("fuzz.toml"));
+        }
+    }
+
+    /// Arrays and inline tables nested thousands deep are refused by the
+    /// TOML parser's own depth limit, not by a stack overflow.
+    #[test]
+    fn deep_nesting_is_an_error() {
+        for text in [
+            format!("a = {}1{}", "[".repeat(5_000), "]".repeat(5_000)),
+            format!("a = {}", "{b = ".repeat(5_000)),
+            format!("[{}]", "a.".repeat(5_000)),
+        ] {
+            assert!(Config::from_toml(&text, Path::new("deep.toml")).is_err());
+        }
     }
 }
