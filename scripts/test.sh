@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: unit, integration (real SQLite files, the real embedding
 # model, loopback HTTP stubs, SIGKILL crash rounds, Mem0's own Python client
-# against the server) and doctests.
+# against the server), property-based fuzzing of every parser, and doctests.
+# Starts the services the tests need (scripts/services.sh) when they are not
+# running. A cargo target directory under ~/.cache/memloop-target is used
+# when it exists, so repeated runs are incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -z "${CARGO_TARGET_DIR:-}" ] && [ -d "$HOME/.cache/memloop-target" ]; then
+  export CARGO_TARGET_DIR="$HOME/.cache/memloop-target"
+fi
 bash scripts/fetch-model.sh >/dev/null
 bash scripts/fetch-mem0-client.sh >/dev/null
+bash scripts/services.sh
 cargo test --workspace --locked
