@@ -347,6 +347,27 @@ mod tests {
         assert!(long.contains("100 years"), "{long}");
     }
 
+    proptest::proptest! {
+        /// Any text is a TTL within bounds or an error, and any TTL added to
+        /// any clock gives a printable expiry or an error, never a wrap.
+        #[test]
+        fn ttls_are_bounded_or_refused(
+            text in "\\PC{0,16}",
+            shaped in "[ +-]?[0-9]{1,22}[smhdwy日]?",
+            now in proptest::num::i64::ANY,
+        ) {
+            for t in [&text, &shaped] {
+                if let Ok(ms) = parse_ttl(t) {
+                    proptest::prop_assert!((1..=MAX_TTL_MS).contains(&ms), "{t} -> {ms}");
+                    if let Ok(at) = expires_after(now, ms) {
+                        proptest::prop_assert!(check_time("t", at).is_ok());
+                        let _ = crate::time::to_rfc3339(at);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn times_stay_within_years_0_to_9999() {
         let now = 1_700_000_000_000;
