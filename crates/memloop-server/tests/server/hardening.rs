@@ -545,3 +545,60 @@ async fn logs_carry_no_memory_texts_or_queries() {
         assert!(!text.contains(needle), "{needle} was logged:\n{text}");
     }
 }
+
+/// The requests that aborted the whole process (a stack overflow in the
+/// filter parser) answer 400 over a real socket, and the server goes on
+/// serving the same and other clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_filters_answer_400_and_the_server_keeps_serving() {
+    let run = live(ServerConfig {
+        api_keys: keys_ab(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let addr = run.addr;
+    let post = |path: &str, body: String| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {KEY_A}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let parens = |n: usize| format!("{}topic = food{}", "(".repeat(n), ")".repeat(n));
+    let search = |filters: serde_json::Value| {
+        post(
+            "/v1/memories/search",
+            json!({"query": "food", "user_id": "alice", "filters": filters}).to_string(),
+        )
+    };
+    let mut requests = vec![
+        search(json!(parens(1_600))),
+        search(json!(format!("{}topic = food", "NOT ".repeat(4_000)))),
+        get(
+            &format!("/v1/memories?user_id=alice&filter={}", "(".repeat(3_000)),
+            KEY_A,
+        ),
+        // Over the text form's 16 KiB: refused before it is lexed.
+        search(json!("NOT ".repeat(20_000))),
+    ];
+    // The JSON form: 100 levels of NOT (serde_json itself stops at 128).
+    let mut nested = json!({"topic": "food"});
+    for _ in 0..100 {
+        nested = json!({ "NOT": nested });
+    }
+    requests.push(search(nested));
+    for request in &requests {
+        let answer = raw(addr, request).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "{}",
+            &answer[..answer.len().min(300)]
+        );
+        assert!(answer.contains("bad filter"), "{answer}");
+        // Still serving, key A and key B alike.
+        for key in [KEY_A, KEY_B] {
+            let ok = raw(addr, &get("/v1/memories?user_id=alice", key)).await;
+            assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        }
+    }
+    run.stop().await;
+}
