@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use memloop_core::{Embedder, EmbedderInfo, Error, Result};
+use memloop_http::JsonClient;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -35,7 +36,22 @@ fn default_batch() -> usize {
 
 pub struct OpenAiEmbedder {
     cfg: OpenAiEmbedderConfig,
-    agent: ureq::Agent,
+    client: JsonClient,
+}
+
+/// The first backoff, doubled on each retry. Fixed: `[embedder]` has no
+/// setting for it, and a server that wants longer says so in `retry-after`.
+const RETRY_BASE: Duration = Duration::from_millis(200);
+
+/// What to fix when the endpoint refuses a request (a 4xx other than 429).
+fn advice(status: u16) -> &'static str {
+    match status {
+        401 => "check api_key in [embedder] (or OPENAI_API_KEY)",
+        403 => "the key is not allowed this model: check its permissions",
+        404 => "check the model name and base_url (it should end in /v1)",
+        413 => "the batch is too large: lower batch_size in [embedder]",
+        _ => "check the model name in [embedder] and the texts (one may exceed the model's input limit)",
+    }
 }
 
 #[derive(Deserialize)]
@@ -59,51 +75,26 @@ impl OpenAiEmbedder {
         if cfg.api_key.is_none() {
             cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
         }
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(cfg.timeout_secs))
-            .build();
-        Ok(OpenAiEmbedder { cfg, agent })
+        let client = JsonClient::new(
+            Duration::from_secs(cfg.timeout_secs),
+            cfg.max_retries,
+            RETRY_BASE,
+        );
+        Ok(OpenAiEmbedder { cfg, client })
     }
 
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let url = format!("{}/embeddings", self.cfg.base_url.trim_end_matches('/'));
         let body = serde_json::json!({"model": self.cfg.model, "input": texts});
-        let mut attempt = 0;
-        loop {
-            let mut req = self
-                .agent
-                .post(&url)
-                .set("Content-Type", "application/json");
-            if let Some(key) = &self.cfg.api_key {
-                req = req.set("Authorization", &format!("Bearer {key}"));
-            }
-            let retryable = match req.send_json(&body) {
-                Ok(resp) => return self.parse(resp, texts.len()),
-                Err(ureq::Error::Status(code, resp)) => {
-                    let detail = resp.into_string().unwrap_or_default();
-                    let msg = format!(
-                        "{url} answered {code}: {}",
-                        detail.chars().take(300).collect::<String>()
-                    );
-                    if code == 429 || code >= 500 {
-                        Error::Remote(msg)
-                    } else {
-                        return Err(Error::RemoteRejected(msg));
-                    }
-                }
-                // ureq's transport errors already name the URL.
-                Err(e) => Error::Remote(e.to_string()),
-            };
-            if attempt >= self.cfg.max_retries {
-                return Err(retryable);
-            }
-            std::thread::sleep(Duration::from_millis(200 << attempt));
-            attempt += 1;
-        }
+        let auth = self.cfg.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        let headers: Vec<(&str, &str)> =
+            auth.iter().map(|a| ("authorization", a.as_str())).collect();
+        let reply = self.client.post_json(&url, &headers, &body, advice)?;
+        self.parse(reply.body, texts.len())
     }
 
-    fn parse(&self, resp: ureq::Response, expected: usize) -> Result<Vec<Vec<f32>>> {
-        let parsed: Response = resp.into_json().map_err(|e| {
+    fn parse(&self, body: serde_json::Value, expected: usize) -> Result<Vec<Vec<f32>>> {
+        let parsed: Response = serde_json::from_value(body).map_err(|e| {
             Error::Remote(format!("embedding response is not the expected JSON: {e}"))
         })?;
         let mut out = vec![Vec::new(); expected];

@@ -1,9 +1,9 @@
 //! Anthropic's Messages API: `POST {base_url}/v1/messages`.
 
 use memloop_core::{ChatMessage, ChatRequest, ChatResponse, Error, Llm, Result};
+use memloop_http::{is_host, JsonClient};
 use serde::{Deserialize, Serialize};
 
-use crate::http::{is_host, JsonClient};
 use crate::LlmConfig;
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

@@ -5,9 +5,9 @@ use std::fmt;
 use std::time::Duration;
 
 use memloop_core::{Error, Llm, Result};
+use memloop_http::JsonClient;
 use serde::{Deserialize, Serialize};
 
-use crate::http::JsonClient;
 use crate::{AnthropicLlm, OpenAiLlm};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

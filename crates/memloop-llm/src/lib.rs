@@ -23,7 +23,6 @@
 
 mod anthropic;
 mod config;
-mod http;
 mod openai;
 
 pub use anthropic::{AnthropicLlm, ANTHROPIC_BASE_URL};

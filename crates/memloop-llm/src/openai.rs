@@ -2,10 +2,10 @@
 //! OpenAI, Ollama, vLLM and llama.cpp's server.
 
 use memloop_core::{ChatRequest, ChatResponse, Error, Llm, Result};
+use memloop_http::{is_host, JsonClient};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::http::{is_host, JsonClient};
 use crate::LlmConfig;
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";

@@ -1,6 +1,12 @@
-//! One JSON POST with retries, shared by the providers. Transient failures
-//! (429, 5xx, network errors, timeouts) are retried with exponential backoff;
-//! any other 4xx is the caller's mistake and is returned at once.
+//! One blocking JSON POST with timeouts and retries, shared by every remote
+//! endpoint memloop calls (`memloop-embed`'s OpenAI-compatible embedder and
+//! `memloop-llm`'s chat providers), so they fail and retry alike.
+//!
+//! Transient failures (429, 5xx, network errors, timeouts, a reply cut off
+//! mid-read) are retried with exponential backoff, or after the server's
+//! `retry-after` when it sends one. Any other 4xx is the caller's mistake and
+//! is returned at once as [`Error::RemoteRejected`], with the provider's own
+//! message and the caller's advice on what to fix.
 
 use std::time::Duration;
 
@@ -8,20 +14,20 @@ use memloop_core::{Error, Result};
 use serde::Serialize;
 use serde_json::Value;
 
-/// The longest `retry-after` we sleep for: a caller waiting on a chat turn
-/// is better served by an error than by a minutes-long stall.
+/// The longest `retry-after` we sleep for: a caller waiting on a chat turn or
+/// a search is better served by an error than by a minutes-long stall.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 /// Backoff stops doubling here, so a large `max_retries` cannot overflow.
 const BACKOFF_CAP: Duration = Duration::from_secs(30);
 
-pub(crate) struct JsonClient {
+pub struct JsonClient {
     agent: ureq::Agent,
     max_retries: u32,
     retry_base: Duration,
 }
 
 /// A parsed 2xx reply and how many attempts it took (1 = no retry).
-pub(crate) struct Reply {
+pub struct Reply {
     pub body: Value,
     pub attempts: u32,
 }
@@ -33,6 +39,8 @@ enum Failure {
 }
 
 impl JsonClient {
+    /// `timeout` bounds each attempt; `max_retries` counts attempts after the
+    /// first; `retry_base` is the first backoff, doubled on each retry.
     pub fn new(timeout: Duration, max_retries: u32, retry_base: Duration) -> JsonClient {
         let agent = ureq::AgentBuilder::new().timeout(timeout).build();
         JsonClient {
@@ -156,7 +164,7 @@ fn snippet(text: &str) -> String {
 }
 
 /// True when `url` points at `host` (any scheme, port or path).
-pub(crate) fn is_host(url: &str, host: &str) -> bool {
+pub fn is_host(url: &str, host: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let name = authority.rsplit('@').next().unwrap_or("");
