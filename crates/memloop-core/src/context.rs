@@ -24,7 +24,7 @@ pub struct MemoryLine {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ContextBudget {
     /// Whole input: system prompt, memories, summary, turns and the new input.
     pub input_tokens: usize,

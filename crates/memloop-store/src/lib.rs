@@ -60,7 +60,7 @@ pub enum Durability {
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct StoreOptions {
     /// A partition with at least this many current memories gets an HNSW

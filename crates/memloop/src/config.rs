@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which embedder turns text into vectors.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "provider", rename_all = "kebab-case")]
+#[serde(tag = "provider", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum EmbedderConfig {
     /// all-MiniLM-L6-v2 in process (the default): no network, no key.
@@ -37,8 +37,11 @@ impl Default for EmbedderConfig {
     }
 }
 
+/// Unknown keys are refused with their name (a misspelt `[store]` key would
+/// otherwise silently leave the default in force); the `[server]` table is
+/// `memloop serve`'s and is read there.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub data_dir: PathBuf,
     pub embedder: EmbedderConfig,
@@ -66,7 +69,7 @@ impl Default for Config {
 
 /// Where short-term buffers live: in this process (default) or in Redis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ShortTermConfig {
     /// `redis://host:port/db`; none keeps sessions in process.
     pub url: Option<String>,
@@ -138,12 +141,16 @@ impl Config {
 
     /// Parses the text of a configuration file; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &Path) -> Result<Config> {
-        toml::from_str(text).map_err(|e| {
+        let invalid = |e: toml::de::Error| {
             Error::invalid(format!(
                 "config file {} is not valid: {e}",
                 origin.display()
             ))
-        })
+        };
+        let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
+        // `memloop serve` reads its own table (memloop-server's config).
+        table.remove("server");
+        table.try_into().map_err(invalid)
     }
 
     pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -174,6 +181,36 @@ mod readme_tests {
 
     /// `[store] busy_timeout_ms` sets how long writers wait for another
     /// process's lock; left out, the default of a few seconds holds.
+    #[test]
+    fn unknown_keys_are_refused_by_name_in_every_table() {
+        for (text, key) in [
+            ("data_dri = \"/tmp/x\"\n", "data_dri"),
+            ("[store]\nbusy_timeout = 10\n", "busy_timeout"),
+            ("[embedder]\nprovider = \"local\"\nthread = 2\n", "thread"),
+            ("[short_term]\nttl = 5\n", "ttl"),
+            ("[loop]\ntopk = 3\n", "topk"),
+            ("[loop.budget]\ninput = 3\n", "input"),
+            ("[loop.gate]\nmin_word = 3\n", "min_word"),
+            (
+                "[llm]\nprovider = \"openai\"\nmodel = \"m\"\nkey = \"k\"\n",
+                "key",
+            ),
+            ("[sotre]\nann_threshold = 3\n", "sotre"),
+        ] {
+            let err = Config::from_toml(text, Path::new("m.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key) && err.contains("m.toml"), "{text}: {err}");
+        }
+        // The server's table is memloop-server's to read, not an unknown key.
+        let cfg = Config::from_toml(
+            "[server]\naddr = \"127.0.0.1:1\"\n[store]\nann_threshold = 7\n",
+            Path::new("m.toml"),
+        )
+        .unwrap();
+        assert_eq!(cfg.store.ann_threshold, 7);
+    }
+
     #[test]
     fn busy_timeout_is_configured_under_store() {
         let cfg: Config = toml::from_str("[store]\nbusy_timeout_ms = 1234\n").unwrap();

@@ -47,7 +47,7 @@ impl GateDecision {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct GateConfig {
     /// Turns with fewer words are skipped unless they hold a first-person
     /// statement, a plan, a preference, a decision or a correction ("I'm

@@ -25,7 +25,7 @@ use crate::tokens::{Encoding, TokenCounter};
 use crate::{Memory, SearchQuery};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct LoopConfig {
     pub system_prompt: String,
     pub budget: ContextBudget,
