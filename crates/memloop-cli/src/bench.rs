@@ -7,16 +7,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Coalescing, Config, Durability, Embedder, EmbedderConfig, Memory, MiniLmEmbedder, NewMemory,
-    Scope, SearchQuery, StoreOptions,
+    Coalescing, Config, Durability, Embedder, Memory, MiniLmEmbedder, NewMemory, Scope,
+    SearchQuery, StoreOptions,
 };
 use serde_json::{json, Value};
 
 use crate::corpus::{mixed_vector, sentences, Rng};
-use crate::output::Output;
+use crate::output::{progress_bar, Output};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -44,22 +43,6 @@ pub struct BenchArgs {
     /// Where the benchmark stores live (default: a temporary directory, removed after).
     #[arg(long)]
     work_dir: Option<PathBuf>,
-}
-
-/// A progress bar on stderr for a long phase; none with --json, whose
-/// callers are programs (stdout stays one JSON document either way).
-pub fn progress_bar(out: &Output, len: u64, label: &str) -> ProgressBar {
-    if out.json {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(label.to_string());
-    bar
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -95,20 +78,6 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-pub(crate) fn load_embedder(config: &Config) -> anyhow::Result<Arc<MiniLmEmbedder>> {
-    let (dir, threads) = match &config.embedder {
-        EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
-        _ => anyhow::bail!(
-            "memloop bench measures the local embedder; remove the remote embedder from the config"
-        ),
-    };
-    let mut e = MiniLmEmbedder::locate_and_load(dir.as_deref())?;
-    if let Some(t) = threads {
-        e = e.with_threads(t);
-    }
-    Ok(Arc::new(e))
-}
-
 pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     let texts = match &a.corpus {
         Some(p) => std::fs::read_to_string(p)?
@@ -129,7 +98,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         other => anyhow::bail!("--durability {other:?}: use full or process"),
     };
     let t = Instant::now();
-    let embedder = load_embedder(config)?;
+    let embedder = crate::local_model::load(config, "memloop bench")?;
     let mut report =
         json!({"model_load_ms": t.elapsed().as_secs_f64() * 1e3, "durability": a.durability});
     if !a.skip_embedding {
@@ -140,8 +109,10 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     let work = match &a.work_dir {
         Some(d) => d.clone(),
         None => {
-            tmp = TempDir::new()?;
-            tmp.0.clone()
+            tmp = tempfile::Builder::new()
+                .prefix("memloop-bench-")
+                .tempdir()?;
+            tmp.path().to_path_buf()
         }
     };
     let mut stores = Vec::new();
@@ -170,22 +141,6 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         println!("peak RSS: {:.0} MB", peak_rss_mb());
     }
     Ok(())
-}
-
-pub(crate) struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub(crate) fn new() -> anyhow::Result<TempDir> {
-        let p = std::env::temp_dir().join(format!("memloop-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&p)?;
-        Ok(TempDir(p))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn bench_embedding(e: &Arc<MiniLmEmbedder>, texts: &[String]) -> anyhow::Result<Value> {

@@ -369,7 +369,7 @@ pub fn stats(config: &Config, out: &Output) -> anyhow::Result<()> {
 }
 
 pub fn reindex(config: &Config, out: &Output) -> anyhow::Result<()> {
-    let bar = crate::bench::progress_bar(out, 0, "re-embedding");
+    let bar = crate::output::progress_bar(out, 0, "re-embedding");
     let n = Memory::reindex(config, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);

@@ -6,6 +6,7 @@ mod commands;
 mod corpus;
 mod demo;
 mod eval;
+mod local_model;
 mod mcp;
 mod output;
 mod remember;

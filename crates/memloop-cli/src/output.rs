@@ -7,6 +7,8 @@
 
 use std::borrow::Cow;
 
+use indicatif::{ProgressBar, ProgressStyle};
+
 use memloop::time::to_rfc3339;
 use memloop::{HistoryEntry, MemoryRecord, SearchHit, WriteResult};
 use serde::Serialize;
@@ -157,4 +159,20 @@ impl Output {
         }
         Ok(())
     }
+}
+
+/// A progress bar on stderr for a long phase; none with --json, whose
+/// callers are programs (stdout stays one JSON document either way).
+pub fn progress_bar(out: &Output, len: u64, label: &str) -> ProgressBar {
+    if out.json {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_string());
+    bar
 }

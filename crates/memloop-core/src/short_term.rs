@@ -106,44 +106,9 @@ pub fn validate_session(session: &str) -> Result<()> {
     Ok(())
 }
 
-/// The newest turns whose tokens fit `budget`, oldest first. A turn that
-/// does not fit ends the window: the buffer never skips a turn in the middle.
-pub fn fit_to_budget(turns: &[Turn], budget: usize, count: impl Fn(&str) -> usize) -> &[Turn] {
-    let mut used = 0;
-    let mut start = turns.len();
-    while start > 0 {
-        let t = count(&turns[start - 1].content);
-        if used + t > budget {
-            break;
-        }
-        used += t;
-        start -= 1;
-    }
-    &turns[start..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(s: &str) -> usize {
-        s.split_whitespace().count()
-    }
-
-    #[test]
-    fn budget_keeps_the_newest_contiguous_turns() {
-        let turns: Vec<Turn> = ["one two three", "four", "five six", "seven"]
-            .iter()
-            .map(|t| Turn::new("user", *t))
-            .collect();
-        let kept = fit_to_budget(&turns, 3, words);
-        assert_eq!(
-            kept.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
-            vec!["five six", "seven"]
-        );
-        assert!(fit_to_budget(&turns, 0, words).is_empty());
-        assert_eq!(fit_to_budget(&turns, 100, words).len(), 4);
-    }
 
     #[test]
     fn bad_turns_and_sessions_are_refused() {

@@ -127,16 +127,16 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     if let Some(p) = &args.write_jsonl {
         format::write_jsonl(p, &conversations)?;
     }
-    let embedder = Arc::new(crate::bench::load_embedder(config)?);
+    let embedder = crate::local_model::load(config, "memloop eval")?;
     let started = Instant::now();
-    let work = crate::bench::TempDir::new()?;
+    let work = tempfile::Builder::new().prefix("memloop-eval-").tempdir()?;
     let mut answers: Vec<Vec<Answer>> = METHODS.iter().map(|_| Vec::new()).collect();
     let mut latencies: Vec<Latency> = Vec::new();
     for (i, conv) in conversations.iter().enumerate() {
         let memory = ingest(
             out,
             &embedder,
-            &work.0.join(format!("conv-{i}")),
+            &work.path().join(format!("conv-{i}")),
             conv,
             (args.context, args.context_weight),
         )?;
@@ -234,7 +234,7 @@ fn ingest(
     let memory = Memory::with_embedder(dir, embedder.clone() as Arc<dyn Embedder>, options)?;
     let scope = scope(conv);
     let total: usize = conv.sessions.iter().map(|s| s.turns.len()).sum();
-    let bar = crate::bench::progress_bar(out, total as u64, &format!("ingest {}", conv.id));
+    let bar = crate::output::progress_bar(out, total as u64, &format!("ingest {}", conv.id));
     let mut batch = Vec::new();
     for s in &conv.sessions {
         let date = s.date.as_deref().and_then(memloop::filter::parse_date);
@@ -289,7 +289,7 @@ fn ask(
     answers: &mut [Vec<Answer>],
     latencies: &mut Vec<Latency>,
 ) -> anyhow::Result<()> {
-    let bar = crate::bench::progress_bar(
+    let bar = crate::output::progress_bar(
         out,
         conv.questions.len() as u64,
         &format!("ask {}", conv.id),

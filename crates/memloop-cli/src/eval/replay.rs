@@ -75,7 +75,7 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
     let count = |s: &str| lp.tokens().count(s);
     let user = Scope::user(format!("replay-{}", conv.id)).with_tenant("replay");
 
-    let bar = crate::bench::progress_bar(out, length(conv) as u64, "replay");
+    let bar = crate::output::progress_bar(out, length(conv) as u64, "replay");
     let mut full = count(&lp.config().system_prompt);
     let mut rows: Vec<Value> = Vec::new();
     let (mut overhead, mut kept) = (Vec::new(), 0usize);

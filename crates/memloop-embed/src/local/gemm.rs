@@ -245,6 +245,12 @@ mod avx512 {
     /// reading the bfloat16 copy of the weights when `half`.
     /// Each tile of `a` is first copied k-major, so the kernel's broadcasts
     /// read one contiguous stream.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F. `a` must hold `rows × b.k` values; `c`
+    /// must hold `(rows - 1) · ldc + 48 · panels.len()` values with
+    /// `ldc >= 48 · panels.len()`; `panels` must lie within `b`'s panels, and
+    /// with `half`, `b.half` must be filled like `b.data`.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn block(
         a: &[f32],
@@ -300,6 +306,9 @@ mod avx512 {
     }
 
     /// 16 bfloat16 values widened to f32 (a bfloat16 is an f32's upper half).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and `p` must point to 16 readable `u16`s.
     #[target_feature(enable = "avx512f")]
     #[inline]
     unsafe fn widen(p: *const u16) -> __m512 {
@@ -308,6 +317,9 @@ mod avx512 {
     }
 
     /// `tile` over a bfloat16 panel.
+    ///
+    /// # Safety
+    /// As [`tile`], with `panel` holding `k · 48` bfloat16 values.
     #[target_feature(enable = "avx512f")]
     #[inline]
     unsafe fn tile_half<const MR: usize>(
@@ -340,6 +352,11 @@ mod avx512 {
     }
 
     /// MR rows × 48 columns, accumulated over k in 3·MR registers; `a` is k-major.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; `a` must hold `k · MR` values, `panel`
+    /// `k · 48`, and `c` `(MR - 1) · ldc + 48`: the kernel reads and writes
+    /// through raw pointers without bounds checks.
     #[target_feature(enable = "avx512f")]
     #[inline]
     unsafe fn tile<const MR: usize>(a: &[f32], panel: &[f32], k: usize, c: &mut [f32], ldc: usize) {

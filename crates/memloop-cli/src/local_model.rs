@@ -1,0 +1,23 @@
+//! The local embedding model, loaded directly: `memloop bench` and `memloop
+//! eval` measure it, so they refuse a configured remote embedder instead of
+//! timing the network.
+
+use std::sync::Arc;
+
+use memloop::{Config, EmbedderConfig, MiniLmEmbedder};
+
+/// Loads all-MiniLM-L6-v2 from the configured model directory with the
+/// configured threads; `command` names the caller in the error.
+pub fn load(config: &Config, command: &str) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+    let (dir, threads) = match &config.embedder {
+        EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
+        _ => anyhow::bail!(
+            "{command} measures the local embedder; remove the remote embedder from the config"
+        ),
+    };
+    let mut e = MiniLmEmbedder::locate_and_load(dir.as_deref())?;
+    if let Some(t) = threads {
+        e = e.with_threads(t);
+    }
+    Ok(Arc::new(e))
+}
