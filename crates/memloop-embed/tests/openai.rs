@@ -2,27 +2,21 @@
 //! `OpenAiEmbedder` against a real HTTP server on loopback speaking the
 //! OpenAI `/v1/embeddings` wire format.
 
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use memloop_core::{Embedder, Error};
 use memloop_embed::{OpenAiEmbedder, OpenAiEmbedderConfig};
+use memloop_teststub::{closed_port, Request, Response, StubServer};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-test-key";
 
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    authorization: Option<String>,
-    content_type: Option<String>,
-    body: Value,
+/// The texts a request asked to embed.
+trait Inputs {
+    fn inputs(&self) -> Vec<String>;
 }
 
-impl Seen {
+impl Inputs for Request {
     fn inputs(&self) -> Vec<String> {
         self.body["input"]
             .as_array()
@@ -35,88 +29,18 @@ impl Seen {
 
 type Handler = Box<dyn FnMut(usize, &Value) -> (u16, String) + Send>;
 
-/// A loopback HTTP server answering each request with `handler(n, body)`,
-/// where `n` counts requests from 0. It records every request it sees.
-struct TestServer {
-    server: Arc<tiny_http::Server>,
-    port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    thread: Option<JoinHandle<()>>,
+/// A loopback server answering each request with `handler(n, body)`, where
+/// `n` counts requests from 0.
+fn start(mut handler: Handler) -> StubServer {
+    StubServer::start(move |n, req| {
+        let (status, text) = handler(n, &req.body);
+        Response::new(status, text)
+    })
 }
 
-impl TestServer {
-    fn start(mut handler: Handler) -> TestServer {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-        let port = server.server_addr().to_ip().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let thread = {
-            let server = Arc::clone(&server);
-            let seen = Arc::clone(&seen);
-            std::thread::spawn(move || {
-                let mut n = 0;
-                while let Ok(mut req) = server.recv() {
-                    let mut raw = String::new();
-                    req.as_reader().read_to_string(&mut raw).unwrap();
-                    let body: Value = serde_json::from_str(&raw)
-                        .unwrap_or_else(|e| panic!("request body is not JSON ({e}): {raw}"));
-                    let header = |name: &'static str| {
-                        req.headers()
-                            .iter()
-                            .find(|h| h.field.equiv(name))
-                            .map(|h| h.value.to_string())
-                    };
-                    let record = Seen {
-                        method: req.method().to_string(),
-                        path: req.url().to_string(),
-                        authorization: header("Authorization"),
-                        content_type: header("Content-Type"),
-                        body: body.clone(),
-                    };
-                    seen.lock().unwrap().push(record);
-                    let (status, text) = handler(n, &body);
-                    n += 1;
-                    let response = tiny_http::Response::from_string(text)
-                        .with_status_code(status)
-                        .with_header(
-                            tiny_http::Header::from_bytes(
-                                &b"Content-Type"[..],
-                                &b"application/json"[..],
-                            )
-                            .unwrap(),
-                        );
-                    // The client may have given up (timeout test): ignore write errors.
-                    let _ = req.respond(response);
-                }
-            })
-        };
-        TestServer {
-            server,
-            port,
-            seen,
-            thread: Some(thread),
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            // Surface a panic of the server thread (a failed check on a request)
-            // unless the test is already failing.
-            if t.join().is_err() && !std::thread::panicking() {
-                panic!("the test server thread panicked");
-            }
-        }
-    }
+/// The base URL of `server` as an embedder is configured with it.
+fn base_url(server: &StubServer) -> String {
+    format!("{}/v1", server.base_url())
 }
 
 fn config(base_url: String, dimensions: usize) -> OpenAiEmbedderConfig {
@@ -193,22 +117,14 @@ fn echo(dims: usize) -> Handler {
     })
 }
 
-/// A loopback port nothing listens on.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    port
-}
-
 #[test]
 fn success_honours_index_and_normalises() {
     let dims = 4;
     // Items come back in the order 2, 0, 1.
-    let server = TestServer::start(Box::new(move |_, body| {
+    let server = start(Box::new(move |_, body| {
         (200, answer(body, dims, &[2, 0, 1]))
     }));
-    let e = OpenAiEmbedder::new(config(server.base_url(), dims)).unwrap();
+    let e = OpenAiEmbedder::new(config(base_url(&server), dims)).unwrap();
     let texts = ["alpha", "be", "gamma ray burst"];
     let got = e.embed_batch(&texts).unwrap();
 
@@ -218,18 +134,17 @@ fn success_honours_index_and_normalises() {
         assert_close(v, &unit(&raw_vector(text, dims)));
     }
 
-    let seen = server.seen();
+    let seen = server.requests();
     assert_eq!(seen.len(), 1);
     let req = &seen[0];
     assert_eq!(req.method, "POST");
     assert_eq!(req.path, "/v1/embeddings");
-    assert_eq!(req.authorization.as_deref(), Some("Bearer sk-test-key"));
+    assert_eq!(req.header("authorization"), Some("Bearer sk-test-key"));
     assert!(
-        req.content_type
-            .as_deref()
+        req.header("content-type")
             .is_some_and(|c| c.starts_with("application/json")),
         "content type {:?}",
-        req.content_type
+        req.header("content-type")
     );
     assert_eq!(req.body["model"], "text-embedding-3-small");
     assert_eq!(req.inputs(), texts);
@@ -237,22 +152,22 @@ fn success_honours_index_and_normalises() {
 
 #[test]
 fn single_embed_and_info() {
-    let server = TestServer::start(echo(3));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let server = start(echo(3));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let info = e.info();
     assert_eq!(info.dimensions, 3);
     assert!(info.model_id.contains("text-embedding-3-small"), "{info}");
     let v = e.embed("hello").unwrap();
     assert_close(&v, &unit(&raw_vector("hello", 3)));
-    assert_eq!(server.seen()[0].inputs(), ["hello"]);
+    assert_eq!(server.requests()[0].inputs(), ["hello"]);
 }
 
 #[test]
 fn trailing_slash_in_base_url() {
-    let server = TestServer::start(echo(2));
-    let e = OpenAiEmbedder::new(config(format!("{}/", server.base_url()), 2)).unwrap();
+    let server = start(echo(2));
+    let e = OpenAiEmbedder::new(config(format!("{}/", base_url(&server)), 2)).unwrap();
     e.embed("x").unwrap();
-    assert_eq!(server.seen()[0].path, "/v1/embeddings");
+    assert_eq!(server.requests()[0].path, "/v1/embeddings");
 }
 
 #[test]
@@ -261,27 +176,27 @@ fn no_key_sends_no_authorization() {
     if std::env::var_os("OPENAI_API_KEY").is_some() {
         return;
     }
-    let server = TestServer::start(echo(2));
-    let mut cfg = config(server.base_url(), 2);
+    let server = start(echo(2));
+    let mut cfg = config(base_url(&server), 2);
     cfg.api_key = None;
     let e = OpenAiEmbedder::new(cfg).unwrap();
     e.embed("x").unwrap();
-    assert_eq!(server.seen()[0].authorization, None);
+    assert_eq!(server.requests()[0].header("authorization"), None);
 }
 
 #[test]
 fn empty_batch_makes_no_request() {
-    let server = TestServer::start(echo(2));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 2)).unwrap();
+    let server = start(echo(2));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 2)).unwrap();
     assert!(e.embed_batch(&[]).unwrap().is_empty());
-    assert!(server.seen().is_empty());
+    assert!(server.requests().is_empty());
 }
 
 #[test]
 fn batches_split_in_order() {
     let dims = 4;
-    let server = TestServer::start(echo(dims));
-    let mut cfg = config(server.base_url(), dims);
+    let server = start(echo(dims));
+    let mut cfg = config(base_url(&server), dims);
     cfg.batch_size = 2;
     let e = OpenAiEmbedder::new(cfg).unwrap();
     let texts = ["one", "two", "three", "four", "five"];
@@ -290,8 +205,8 @@ fn batches_split_in_order() {
     for (text, v) in texts.iter().zip(&got) {
         assert_close(v, &unit(&raw_vector(text, dims)));
     }
-    let seen = server.seen();
-    let batches: Vec<Vec<String>> = seen.iter().map(Seen::inputs).collect();
+    let seen = server.requests();
+    let batches: Vec<Vec<String>> = seen.iter().map(Inputs::inputs).collect();
     assert_eq!(
         batches,
         vec![
@@ -303,7 +218,7 @@ fn batches_split_in_order() {
     for req in &seen {
         assert_eq!(req.path, "/v1/embeddings");
         assert_eq!(req.body["model"], "text-embedding-3-small");
-        assert_eq!(req.authorization.as_deref(), Some("Bearer sk-test-key"));
+        assert_eq!(req.header("authorization"), Some("Bearer sk-test-key"));
     }
 }
 
@@ -324,48 +239,48 @@ fn failing_then_ok(status: u16, failures: usize, dims: usize) -> Handler {
 
 #[test]
 fn retries_after_500() {
-    let server = TestServer::start(failing_then_ok(500, 1, 3));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let server = start(failing_then_ok(500, 1, 3));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let got = e.embed_batch(&["a", "bb"]).unwrap();
     assert_close(&got[1], &unit(&raw_vector("bb", 3)));
-    let seen = server.seen();
+    let seen = server.requests();
     assert_eq!(seen.len(), 2, "one failure, one retry");
     // The retry sends the same request.
     assert_eq!(seen[0].body, seen[1].body);
-    assert_eq!(seen[1].authorization.as_deref(), Some("Bearer sk-test-key"));
+    assert_eq!(seen[1].header("authorization"), Some("Bearer sk-test-key"));
 }
 
 #[test]
 fn retries_after_429() {
-    let server = TestServer::start(failing_then_ok(429, 1, 3));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let server = start(failing_then_ok(429, 1, 3));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let got = e.embed("rate limited").unwrap();
     assert_close(&got, &unit(&raw_vector("rate limited", 3)));
-    assert_eq!(server.seen().len(), 2);
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
 fn gives_up_after_max_retries() {
-    let server = TestServer::start(failing_then_ok(503, usize::MAX, 3));
-    let mut cfg = config(server.base_url(), 3);
+    let server = start(failing_then_ok(503, usize::MAX, 3));
+    let mut cfg = config(base_url(&server), 3);
     cfg.max_retries = 1;
     let e = OpenAiEmbedder::new(cfg).unwrap();
     let err = e.embed("x").unwrap_err();
     assert!(matches!(err, Error::Remote(_)), "{err:?}");
     assert!(err.to_string().contains("503"), "{err}");
-    assert_eq!(server.seen().len(), 2, "the first try and one retry");
+    assert_eq!(server.requests().len(), 2, "the first try and one retry");
 }
 
 #[test]
 fn bad_request_is_not_retried() {
-    let server = TestServer::start(Box::new(|_, _| {
+    let server = start(Box::new(|_, _| {
         (
             400,
             json!({"error": {"message": "model not found: nope", "type": "invalid_request_error"}})
                 .to_string(),
         )
     }));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let started = Instant::now();
     let err = e.embed_batch(&["x", "y"]).unwrap_err();
     match &err {
@@ -375,27 +290,27 @@ fn bad_request_is_not_retried() {
         }
         other => panic!("expected RemoteRejected, got {other:?}"),
     }
-    assert_eq!(server.seen().len(), 1, "a 400 must not be retried");
+    assert_eq!(server.requests().len(), 1, "a 400 must not be retried");
     assert!(started.elapsed() < Duration::from_millis(150), "no backoff");
 }
 
 #[test]
 fn unauthorized_is_not_retried() {
-    let server = TestServer::start(Box::new(|_, _| (401, "{}".to_string())));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let server = start(Box::new(|_, _| (401, "{}".to_string())));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let err = e.embed("x").unwrap_err();
     assert!(
         matches!(&err, Error::RemoteRejected(m) if m.contains("401")),
         "{err:?}"
     );
-    assert_eq!(server.seen().len(), 1);
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]
 fn wrong_dimensions_is_an_error() {
     // Configured for 4, the server answers 3.
-    let server = TestServer::start(echo(3));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 4)).unwrap();
+    let server = start(echo(3));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 4)).unwrap();
     let err = e.embed_batch(&["x", "y"]).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("dimensions"), "{msg}");
@@ -404,18 +319,18 @@ fn wrong_dimensions_is_an_error() {
 
 #[test]
 fn malformed_json_is_an_error() {
-    let server = TestServer::start(Box::new(|_, _| (200, "{\"data\": [".to_string())));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let server = start(Box::new(|_, _| (200, "{\"data\": [".to_string())));
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     let err = e.embed("x").unwrap_err();
     assert!(err.to_string().contains("JSON"), "{err}");
 }
 
 #[test]
 fn wrong_shape_json_is_an_error() {
-    let server = TestServer::start(Box::new(|_, _| {
+    let server = start(Box::new(|_, _| {
         (200, json!({"embeddings": [[1.0, 2.0, 3.0]]}).to_string())
     }));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 3)).unwrap();
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
     assert!(e.embed("x").is_err());
 }
 
@@ -423,22 +338,22 @@ fn wrong_shape_json_is_an_error() {
 fn missing_item_is_an_error() {
     let dims = 3;
     // Two texts, only item 1 answered.
-    let server = TestServer::start(Box::new(move |_, body| (200, answer(body, dims, &[1]))));
-    let e = OpenAiEmbedder::new(config(server.base_url(), dims)).unwrap();
+    let server = start(Box::new(move |_, body| (200, answer(body, dims, &[1]))));
+    let e = OpenAiEmbedder::new(config(base_url(&server), dims)).unwrap();
     let err = e.embed_batch(&["x", "y"]).unwrap_err();
     assert!(err.to_string().contains("missing"), "{err}");
 }
 
 #[test]
 fn out_of_range_index_is_an_error() {
-    let server = TestServer::start(Box::new(|_, _| {
+    let server = start(Box::new(|_, _| {
         let data = json!([
             {"index": 0, "embedding": [1.0, 0.0]},
             {"index": 5, "embedding": [0.0, 1.0]},
         ]);
         (200, json!({"data": data}).to_string())
     }));
-    let e = OpenAiEmbedder::new(config(server.base_url(), 2)).unwrap();
+    let e = OpenAiEmbedder::new(config(base_url(&server), 2)).unwrap();
     assert!(e.embed("x").is_err());
 }
 
@@ -461,11 +376,11 @@ fn connection_refused_is_remote_after_retries() {
 
 #[test]
 fn timeout_is_remote() {
-    let server = TestServer::start(Box::new(|_, body| {
+    let server = start(Box::new(|_, body| {
         std::thread::sleep(Duration::from_millis(1500));
         (200, answer(body, 2, &[0]))
     }));
-    let mut cfg = config(server.base_url(), 2);
+    let mut cfg = config(base_url(&server), 2);
     cfg.timeout_secs = 1;
     cfg.max_retries = 0;
     let e = OpenAiEmbedder::new(cfg).unwrap();

@@ -2,133 +2,17 @@
 //! Both providers against a real HTTP server on loopback speaking each wire
 //! format, checking what the client sends as well as what it makes of replies.
 
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use memloop_core::{ChatMessage, ChatRequest, Error, ErrorClass, Llm};
 use memloop_llm::{LlmConfig, Provider};
-use serde_json::{json, Value};
+use memloop_teststub::{closed_port, Response, StubServer};
+use serde_json::json;
 
 const KEY: &str = "sk-test-key";
 
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// One scripted answer.
-#[derive(Clone)]
-struct Answer {
-    status: u16,
-    body: String,
-    retry_after: Option<&'static str>,
-    delay: Duration,
-}
-
-fn answer(status: u16, body: impl ToString) -> Answer {
-    Answer {
-        status,
-        body: body.to_string(),
-        retry_after: None,
-        delay: Duration::ZERO,
-    }
-}
-
-/// A loopback HTTP server giving the scripted answers in turn (the last one
-/// repeats), recording every request.
-struct TestServer {
-    server: Arc<tiny_http::Server>,
-    port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl TestServer {
-    fn start(script: Vec<Answer>) -> TestServer {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-        let port = server.server_addr().to_ip().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let thread = {
-            let (server, seen) = (Arc::clone(&server), Arc::clone(&seen));
-            std::thread::spawn(move || {
-                let mut n = 0;
-                while let Ok(mut req) = server.recv() {
-                    let mut raw = String::new();
-                    req.as_reader().read_to_string(&mut raw).unwrap();
-                    let body: Value = serde_json::from_str(&raw)
-                        .unwrap_or_else(|e| panic!("request body is not JSON ({e}): {raw}"));
-                    seen.lock().unwrap().push(Seen {
-                        method: req.method().to_string(),
-                        path: req.url().to_string(),
-                        headers: req
-                            .headers()
-                            .iter()
-                            .map(|h| (h.field.to_string(), h.value.to_string()))
-                            .collect(),
-                        body,
-                    });
-                    let a = script[n.min(script.len() - 1)].clone();
-                    n += 1;
-                    std::thread::sleep(a.delay);
-                    let mut response = tiny_http::Response::from_string(a.body)
-                        .with_status_code(a.status)
-                        .with_header(header("Content-Type", "application/json"));
-                    if let Some(secs) = a.retry_after {
-                        response.add_header(header("retry-after", secs));
-                    }
-                    // The client may have given up (timeout test): ignore write errors.
-                    let _ = req.respond(response);
-                }
-            })
-        };
-        TestServer {
-            server,
-            port,
-            seen,
-            thread: Some(thread),
-        }
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            if t.join().is_err() && !std::thread::panicking() {
-                panic!("the test server thread panicked");
-            }
-        }
-    }
-}
-
-/// A loopback port nothing listens on.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    port
+fn answer(status: u16, body: impl ToString) -> Response {
+    Response::new(status, body)
 }
 
 /// The two wire formats, so the shared behaviour is tested once for both.
@@ -174,12 +58,12 @@ impl Wire {
         cfg
     }
 
-    fn llm(self, server: &TestServer) -> Box<dyn Llm> {
-        self.config(server.port).build().unwrap()
+    fn llm(self, server: &StubServer) -> Box<dyn Llm> {
+        self.config(server.port()).build().unwrap()
     }
 
     /// A successful reply, the text split in two parts where the format allows.
-    fn ok(self, input_tokens: u32, output_tokens: u32) -> Answer {
+    fn ok(self, input_tokens: u32, output_tokens: u32) -> Response {
         let body = match self {
             Wire::Anthropic => json!({
                 "id": "msg_01", "type": "message", "role": "assistant",
@@ -205,7 +89,7 @@ impl Wire {
     }
 
     /// An error reply in the provider's own shape.
-    fn error(self, status: u16, message: &str) -> Answer {
+    fn error(self, status: u16, message: &str) -> Response {
         let body = match self {
             Wire::Anthropic => json!({"type": "error",
                 "error": {"type": "invalid_request_error", "message": message}}),
@@ -268,7 +152,7 @@ both!(
 );
 
 fn success_parses_text_and_usage(w: Wire) {
-    let server = TestServer::start(vec![w.ok(42, 7)]);
+    let server = StubServer::script(vec![w.ok(42, 7)]);
     let llm = w.llm(&server);
     let reply = llm.chat(&request()).unwrap();
     assert_eq!(reply.text, "Hello, Alice");
@@ -278,7 +162,7 @@ fn success_parses_text_and_usage(w: Wire) {
         (Some(42), Some(7))
     );
     assert_eq!(reply.attempts, 1);
-    let seen = server.seen();
+    let seen = server.requests();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].path, w.path());
@@ -295,11 +179,11 @@ fn success_parses_text_and_usage(w: Wire) {
 }
 
 fn retries_after_429(w: Wire) {
-    let server = TestServer::start(vec![w.error(429, "rate limited"), w.ok(1, 1)]);
+    let server = StubServer::script(vec![w.error(429, "rate limited"), w.ok(1, 1)]);
     let reply = w.llm(&server).chat(&request()).unwrap();
     assert_eq!(reply.attempts, 2);
     assert_eq!(reply.text, "Hello, Alice");
-    let seen = server.seen();
+    let seen = server.requests();
     assert_eq!(seen.len(), 2);
     assert_eq!(
         seen[0].body, seen[1].body,
@@ -308,9 +192,8 @@ fn retries_after_429(w: Wire) {
 }
 
 fn honours_retry_after(w: Wire) {
-    let mut limited = w.error(429, "slow down");
-    limited.retry_after = Some("1");
-    let server = TestServer::start(vec![limited, w.ok(1, 1)]);
+    let limited = w.error(429, "slow down").header("retry-after", "1");
+    let server = StubServer::script(vec![limited, w.ok(1, 1)]);
     let started = Instant::now();
     let reply = w.llm(&server).chat(&request()).unwrap();
     assert_eq!(reply.attempts, 2);
@@ -323,7 +206,7 @@ fn honours_retry_after(w: Wire) {
 }
 
 fn retries_after_500_and_503(w: Wire) {
-    let server = TestServer::start(vec![
+    let server = StubServer::script(vec![
         w.error(500, "internal"),
         answer(503, "<html>upstream unavailable</html>"),
         w.ok(3, 4),
@@ -331,12 +214,12 @@ fn retries_after_500_and_503(w: Wire) {
     let reply = w.llm(&server).chat(&request()).unwrap();
     assert_eq!(reply.attempts, 3);
     assert_eq!(reply.output_tokens, Some(4));
-    assert_eq!(server.seen().len(), 3);
+    assert_eq!(server.requests().len(), 3);
 }
 
 fn exhausted_retries_are_transient(w: Wire) {
-    let server = TestServer::start(vec![w.error(503, "overloaded")]);
-    let mut cfg = w.config(server.port);
+    let server = StubServer::script(vec![w.error(503, "overloaded")]);
+    let mut cfg = w.config(server.port());
     cfg.max_retries = 2;
     let err = cfg.build().unwrap().chat(&request()).unwrap_err();
     assert!(matches!(err, Error::Remote(_)), "{err:?}");
@@ -344,11 +227,11 @@ fn exhausted_retries_are_transient(w: Wire) {
     let msg = err.to_string();
     assert!(msg.contains("503") && msg.contains("overloaded"), "{msg}");
     assert!(msg.contains("3 attempts"), "{msg}");
-    assert_eq!(server.seen().len(), 3, "the first try and two retries");
+    assert_eq!(server.requests().len(), 3, "the first try and two retries");
 }
 
 fn bad_request_is_rejected_without_retry(w: Wire) {
-    let server = TestServer::start(vec![w.error(400, "max_tokens: must be positive")]);
+    let server = StubServer::script(vec![w.error(400, "max_tokens: must be positive")]);
     let err = w.llm(&server).chat(&request()).unwrap_err();
     match &err {
         Error::RemoteRejected(msg) => {
@@ -359,29 +242,29 @@ fn bad_request_is_rejected_without_retry(w: Wire) {
         other => panic!("expected RemoteRejected, got {other:?}"),
     }
     assert_eq!(err.class(), ErrorClass::InvalidInput);
-    assert_eq!(server.seen().len(), 1, "a 400 must not be retried");
+    assert_eq!(server.requests().len(), 1, "a 400 must not be retried");
 }
 
 fn unauthorized_names_the_key(w: Wire) {
-    let server = TestServer::start(vec![w.error(401, "invalid api key")]);
+    let server = StubServer::script(vec![w.error(401, "invalid api key")]);
     let err = w.llm(&server).chat(&request()).unwrap_err();
     assert!(
         matches!(&err, Error::RemoteRejected(m) if m.contains("401") && m.contains(w.key_env())),
         "{err:?}"
     );
-    assert_eq!(server.seen().len(), 1);
+    assert_eq!(server.requests().len(), 1);
 }
 
 fn malformed_json_is_a_clear_error(w: Wire) {
-    let server = TestServer::start(vec![answer(200, "{\"content\": [")]);
+    let server = StubServer::script(vec![answer(200, "{\"content\": [")]);
     let err = w.llm(&server).chat(&request()).unwrap_err();
     assert!(matches!(err, Error::Remote(_)), "{err:?}");
     assert!(err.to_string().contains("not JSON"), "{err}");
-    assert_eq!(server.seen().len(), 1);
+    assert_eq!(server.requests().len(), 1);
 }
 
 fn wrong_shape_is_a_clear_error(w: Wire) {
-    let server = TestServer::start(vec![answer(200, json!({"result": "Hello"}))]);
+    let server = StubServer::script(vec![answer(200, json!({"result": "Hello"}))]);
     let err = w.llm(&server).chat(&request()).unwrap_err();
     assert!(matches!(err, Error::Remote(_)), "{err:?}");
     assert!(err.to_string().contains("malformed"), "{err}");
@@ -390,8 +273,8 @@ fn wrong_shape_is_a_clear_error(w: Wire) {
 fn timeout_is_remote(w: Wire) {
     let mut slow = w.ok(1, 1);
     slow.delay = Duration::from_millis(1500);
-    let server = TestServer::start(vec![slow]);
-    let mut cfg = w.config(server.port);
+    let server = StubServer::script(vec![slow]);
+    let mut cfg = w.config(server.port());
     cfg.timeout_secs = 1;
     cfg.max_retries = 0;
     let started = Instant::now();
@@ -417,11 +300,11 @@ fn connection_refused_is_remote_after_retries(w: Wire) {
 }
 
 fn trailing_slash_in_base_url(w: Wire) {
-    let server = TestServer::start(vec![w.ok(1, 1)]);
-    let mut cfg = w.config(server.port);
-    cfg.base_url = Some(format!("{}/", w.base_url(server.port)));
+    let server = StubServer::script(vec![w.ok(1, 1)]);
+    let mut cfg = w.config(server.port());
+    cfg.base_url = Some(format!("{}/", w.base_url(server.port())));
     cfg.build().unwrap().chat(&request()).unwrap();
-    assert_eq!(server.seen()[0].path, w.path());
+    assert_eq!(server.requests()[0].path, w.path());
 }
 
 fn empty_model_is_invalid(w: Wire) {
@@ -435,12 +318,12 @@ fn empty_model_is_invalid(w: Wire) {
 #[test]
 fn anthropic_request_shape() {
     let w = Wire::Anthropic;
-    let server = TestServer::start(vec![w.ok(1, 1)]);
+    let server = StubServer::script(vec![w.ok(1, 1)]);
     let llm = w.llm(&server);
     assert_eq!(llm.model_id(), "anthropic:claude-test-20250101");
     // `json` has no switch in this API: nothing extra may be sent.
     llm.chat(&request().temperature(0.2).json()).unwrap();
-    let req = &server.seen()[0];
+    let req = &server.requests()[0];
     assert_eq!(req.header("x-api-key"), Some(KEY));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(req.header("authorization"), None);
@@ -463,10 +346,10 @@ fn anthropic_request_shape() {
 #[test]
 fn anthropic_omits_empty_system_and_temperature() {
     let w = Wire::Anthropic;
-    let server = TestServer::start(vec![w.ok(1, 1)]);
+    let server = StubServer::script(vec![w.ok(1, 1)]);
     let req = ChatRequest::new("", vec![ChatMessage::new("user", "hi")]);
     w.llm(&server).chat(&req).unwrap();
-    let body = &server.seen()[0].body;
+    let body = &server.requests()[0].body;
     assert!(body.get("system").is_none(), "{body}");
     assert!(body.get("temperature").is_none(), "{body}");
     assert_eq!(body["max_tokens"], 1024);
@@ -475,11 +358,11 @@ fn anthropic_omits_empty_system_and_temperature() {
 #[test]
 fn openai_request_shape() {
     let w = Wire::OpenAi;
-    let server = TestServer::start(vec![w.ok(1, 1)]);
+    let server = StubServer::script(vec![w.ok(1, 1)]);
     let llm = w.llm(&server);
     assert_eq!(llm.model_id(), "openai:gpt-test-2024-07-18");
     llm.chat(&request().temperature(0.2).json()).unwrap();
-    let req = &server.seen()[0];
+    let req = &server.requests()[0];
     assert_eq!(req.header("authorization"), Some("Bearer sk-test-key"));
     assert_eq!(req.header("x-api-key"), None);
     assert_eq!(
@@ -502,10 +385,10 @@ fn openai_request_shape() {
 #[test]
 fn openai_plain_request_has_no_extras() {
     let w = Wire::OpenAi;
-    let server = TestServer::start(vec![w.ok(1, 1)]);
+    let server = StubServer::script(vec![w.ok(1, 1)]);
     let req = ChatRequest::new("", vec![ChatMessage::new("user", "hi")]);
     w.llm(&server).chat(&req).unwrap();
-    let body = &server.seen()[0].body;
+    let body = &server.requests()[0].body;
     assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
     assert!(body.get("response_format").is_none(), "{body}");
     assert!(body.get("temperature").is_none(), "{body}");
@@ -516,16 +399,16 @@ fn openai_local_server_needs_no_key() {
     // OPENAI_API_KEY is never sent to a host other than api.openai.com, so
     // this holds whatever the environment has.
     let w = Wire::OpenAi;
-    let server = TestServer::start(vec![w.ok(1, 1)]);
-    let mut cfg = w.config(server.port);
+    let server = StubServer::script(vec![w.ok(1, 1)]);
+    let mut cfg = w.config(server.port());
     cfg.api_key = None;
     cfg.build().unwrap().chat(&request()).unwrap();
-    assert_eq!(server.seen()[0].header("authorization"), None);
+    assert_eq!(server.requests()[0].header("authorization"), None);
 }
 
 #[test]
 fn openai_null_content_is_a_clear_error() {
-    let server = TestServer::start(vec![answer(
+    let server = StubServer::script(vec![answer(
         200,
         json!({"model": "m", "choices": [{"message": {"role": "assistant", "content": null}}]}),
     )]);
@@ -539,7 +422,7 @@ fn openai_null_content_is_a_clear_error() {
 
 #[test]
 fn missing_usage_is_none() {
-    let server = TestServer::start(vec![answer(
+    let server = StubServer::script(vec![answer(
         200,
         json!({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}),
     )]);

@@ -1,12 +1,13 @@
 //! A loopback LLM speaking OpenAI's Chat Completions wire format, answering
 //! from a script and recording every request body.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
+
+use memloop_teststub::{Response, StubServer};
 
 pub struct LlmStub {
-    pub url: String,
-    pub requests: Arc<Mutex<Vec<serde_json::Value>>>,
-    _server: Arc<tiny_http::Server>,
+    server: StubServer,
 }
 
 /// Each answer is (status, reply text); the last one repeats. Status 599
@@ -19,52 +20,31 @@ pub fn start(answers: Vec<(u16, String)>) -> LlmStub {
 pub fn start_with(
     answer: impl Fn(usize, &serde_json::Value) -> (u16, String) + Send + 'static,
 ) -> LlmStub {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let url = format!("http://{}/v1", server.server_addr().to_ip().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let (srv, reqs) = (server.clone(), requests.clone());
-    std::thread::spawn(move || {
-        for (n, mut rq) in srv.incoming_requests().enumerate() {
-            let mut body = String::new();
-            rq.as_reader().read_to_string(&mut body).unwrap();
-            let body: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-            let (mut status, text) = answer(n, &body);
-            reqs.lock().unwrap().push(body);
-            // 599: answer 200, but only after the client's 1 s timeout.
-            if status == 599 {
-                std::thread::sleep(std::time::Duration::from_millis(1500));
-                status = 200;
-            }
-            let json = if status == 200 {
-                serde_json::json!({
-                    "model": "stub-model",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 7},
-                })
-            } else {
-                serde_json::json!({"error": {"message": text}})
-            };
-            let resp = tiny_http::Response::from_string(json.to_string())
-                .with_status_code(status)
-                .with_header(
-                    "Content-Type: application/json"
-                        .parse::<tiny_http::Header>()
-                        .unwrap(),
-                );
-            let _ = rq.respond(resp);
-        }
+    let server = StubServer::start(move |n, req| {
+        let (status, text) = answer(n, &req.body);
+        // 599: answer 200, but only after the client's 1 s timeout.
+        let (status, delay) = match status {
+            599 => (200, Duration::from_millis(1500)),
+            s => (s, Duration::ZERO),
+        };
+        let json = if status == 200 {
+            serde_json::json!({
+                "model": "stub-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 7},
+            })
+        } else {
+            serde_json::json!({"error": {"message": text}})
+        };
+        Response::new(status, json).after(delay)
     });
-    LlmStub {
-        url,
-        requests,
-        _server: server,
-    }
+    LlmStub { server }
 }
 
 impl LlmStub {
     pub fn llm(&self) -> Arc<dyn memloop::llm::Llm> {
         let mut cfg = memloop::LlmConfig::new(memloop::Provider::OpenAi, "stub-model");
-        cfg.base_url = Some(self.url.clone());
+        cfg.base_url = Some(format!("{}/v1", self.server.base_url()));
         cfg.retry_base_ms = 5;
         cfg.timeout_secs = 1;
         cfg.max_retries = 1;
@@ -72,6 +52,6 @@ impl LlmStub {
     }
 
     pub fn bodies(&self) -> Vec<serde_json::Value> {
-        self.requests.lock().unwrap().clone()
+        self.server.requests().into_iter().map(|r| r.body).collect()
     }
 }
