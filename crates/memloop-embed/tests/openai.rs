@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use memloop_core::{Embedder, Error};
+use memloop_core::{Embedder, Error, ErrorClass};
 use memloop_embed::{OpenAiEmbedder, OpenAiEmbedderConfig};
 use memloop_teststub::{closed_port, Request, Response, StubServer};
 use serde_json::{json, Value};
@@ -260,6 +260,31 @@ fn retries_after_429() {
 }
 
 #[test]
+fn honours_retry_after_on_429_and_503() {
+    for status in [429, 503] {
+        let server = StubServer::start(move |n, req| {
+            if n == 0 {
+                Response::new(status, json!({"error": {"message": "slow down"}}))
+                    .header("retry-after", "1")
+            } else {
+                Response::new(200, answer(&req.body, 3, &[0]))
+            }
+        });
+        let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
+        let started = Instant::now();
+        let got = e.embed("patience").unwrap();
+        assert_close(&got, &unit(&raw_vector("patience", 3)));
+        assert_eq!(server.requests().len(), 2, "{status}: one retry");
+        // The backoff alone would be 200 ms.
+        assert!(
+            started.elapsed() >= Duration::from_millis(950),
+            "{status}: retried after {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
 fn gives_up_after_max_retries() {
     let server = start(failing_then_ok(503, usize::MAX, 3));
     let mut cfg = config(base_url(&server), 3);
@@ -304,6 +329,35 @@ fn unauthorized_is_not_retried() {
         "{err:?}"
     );
     assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn refusal_gives_the_provider_message_and_the_fix() {
+    let server = StubServer::script(vec![Response::new(
+        401,
+        json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+    )]);
+    let e = OpenAiEmbedder::new(config(base_url(&server), 3)).unwrap();
+    let err = e.embed("x").unwrap_err();
+    assert_eq!(err.class(), ErrorClass::InvalidInput, "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("Incorrect API key provided"), "{msg}");
+    assert!(
+        !msg.contains("invalid_request_error"),
+        "the raw body: {msg}"
+    );
+    assert!(msg.contains("api_key in [embedder]"), "{msg}");
+}
+
+#[test]
+fn bad_base_url_is_invalid_not_retried() {
+    // No scheme: configuration to fix, not a network fault to wait out.
+    let e = OpenAiEmbedder::new(config("localhost:11434/v1".into(), 3)).unwrap();
+    let started = Instant::now();
+    let err = e.embed("x").unwrap_err();
+    assert_eq!(err.class(), ErrorClass::InvalidInput, "{err:?}");
+    assert!(err.to_string().contains("base_url"), "{err}");
+    assert!(started.elapsed() < Duration::from_millis(150), "no backoff");
 }
 
 #[test]
