@@ -55,6 +55,7 @@ pub fn run(config: &Config, out: &Output, a: RememberArgs) -> anyhow::Result<()>
             text: &text,
             at: memloop::now_millis(),
             context: None,
+            vector: None,
         };
         let report = pipeline.write(&memory, &turn)?;
         results = report.events;

@@ -106,6 +106,7 @@ impl Engine {
                 text: &a.text,
                 at: memloop::now_millis(),
                 context: None,
+                vector: None,
             };
             let report = self.writer.write(self.memory(), &turn)?;
             results = report.events;

@@ -21,16 +21,17 @@ mod pipeline;
 pub mod short_term;
 mod tokens;
 mod turn;
+mod write;
 
 pub use config::{default_data_dir, Config, EmbedderConfig, ShortTermConfig};
 pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, EpisodeWriter, Forgotten, LongTermWriter, LoopConfig, MemoryLoop,
-    RetrievedMemory, Timings, TraceTokens, TurnOutcome, TurnToWrite, TurnTrace, WriteEvent,
-    WriteReport,
+    fold_summary, Forgotten, LoopConfig, MemoryLoop, RetrievedMemory, Timings, TraceTokens,
+    TurnOutcome, TurnTrace,
 };
+pub use write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
 
 pub use memloop_core::{
     check_time, expires_after, parse_ttl, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,

@@ -85,6 +85,7 @@ pub async fn add(
                     text: &m.content,
                     at: memloop::now_millis(),
                     context: previous.as_deref(),
+                    vector: None,
                 };
                 let report = pipeline.write(&memory, &turn)?;
                 events.extend(report.events);

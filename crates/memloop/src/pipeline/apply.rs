@@ -6,7 +6,7 @@ use memloop_core::extract::{reconcile, Candidate, Decision, Fact};
 use memloop_core::{Event, Kind, NewMemory, Provenance, Result, SearchHit};
 
 use super::{WritePipeline, CANDIDATES};
-use crate::turn::{TurnToWrite, WriteEvent, WriteReport};
+use crate::write::{TurnToWrite, WriteEvent, WriteReport};
 use crate::{Memory, SearchQuery};
 
 /// A fact ready to store: its text embedded, its provenance set.

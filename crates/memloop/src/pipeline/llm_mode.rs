@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::apply::{apply, candidates_for};
 use super::WritePipeline;
-use crate::turn::{TurnToWrite, WriteReport};
+use crate::write::{TurnToWrite, WriteReport};
 use crate::{Memory, SearchQuery};
 
 /// What the model may do with a fact.

@@ -14,7 +14,7 @@ use memloop_core::extract::{extract_rules, Thresholds};
 use memloop_core::{Kind, Llm, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::turn::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
+use crate::write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
 use crate::Memory;
 
 pub use llm_mode::{extraction_prompt, parse_reply, LlmFact, LlmOp};
@@ -88,6 +88,7 @@ impl WritePipeline {
                 text: &turn.text,
                 at: turn.at,
                 context: turn.context.as_deref(),
+                vector: None,
             };
             let mut report = WriteReport::default();
             match self.facts(memory, &input, &mut report) {
@@ -137,17 +138,29 @@ impl LongTermWriter for WritePipeline {
             Some(_) => Vec::new(),
             None => extract_rules(turn.text, "user", turn.at),
         };
-        let mut texts = vec![episode.text.as_str()];
+        // The episode's vector is the caller's when it has one (the loop's
+        // query embedding of the same input): only the facts are embedded.
+        let mut texts = Vec::with_capacity(1 + rule_facts.len());
+        if turn.vector.is_none() {
+            texts.push(episode.text.as_str());
+        }
         texts.extend(rule_facts.iter().map(|f| f.text.as_str()));
         let s = Instant::now();
-        let mut vectors = memory.embedder().embed_batch(&texts)?;
+        let mut vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            memory.embedder().embed_batch(&texts)?
+        };
         report.embed_us += s.elapsed().as_micros() as u64;
         if vectors.len() != texts.len() {
             return Err(memloop_core::Error::Embedding(
                 "the embedder returned a wrong number of vectors".into(),
             ));
         }
-        let turn_vector = vectors.remove(0);
+        let turn_vector = match turn.vector {
+            Some(v) => v.to_vec(),
+            None => vectors.remove(0),
+        };
         for w in memory.add_embedded(turn.scope, vec![(episode, turn_vector.clone())])? {
             report.events.push(WriteEvent {
                 id: w.id,

@@ -5,7 +5,6 @@
 
 mod summary;
 mod trace;
-mod writer;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,11 +16,11 @@ use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use serde::{Deserialize, Serialize};
 
 pub use summary::fold_summary;
-pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace, WriteEvent};
-pub use writer::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteReport};
+pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace};
 
 use crate::pipeline::WritePipeline;
 use crate::tokens::{Encoding, TokenCounter};
+use crate::write::{LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,6 +93,16 @@ pub struct MemoryLoop {
 
 fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
+}
+
+/// Steps 1 to 3 of a turn: the assembled context, the hits it drew on, the
+/// session's buffer, and the input's embedding (the search query's, reused
+/// for the episode if the turn is kept).
+struct Prepared {
+    ctx: AssembledContext,
+    hits: Vec<SearchHit>,
+    buffer: Vec<Turn>,
+    input_vector: Vec<f32>,
 }
 
 /// What [`MemoryLoop::forget`] removed.
@@ -201,7 +210,12 @@ impl MemoryLoop {
         let user_turn = Turn::new("user", input);
         user_turn.validate()?;
 
-        let (ctx, retrieved, buffer) = self.prepare(scope, session, input, &mut t)?;
+        let Prepared {
+            ctx,
+            hits: retrieved,
+            buffer,
+            input_vector,
+        } = self.prepare(scope, session, input, &mut t)?;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
 
@@ -243,7 +257,14 @@ impl MemoryLoop {
         t.gate_us = micros(s);
         if trace.gate.persist {
             let previous = buffer.last().map(|x| x.content.as_str());
-            self.write_long_term(scope, &user_turn, previous, &mut trace, &mut t);
+            self.write_long_term(
+                scope,
+                &user_turn,
+                previous,
+                &input_vector,
+                &mut trace,
+                &mut t,
+            );
         }
 
         let s = Instant::now();
@@ -276,7 +297,11 @@ impl MemoryLoop {
         Turn::new("user", input).validate()?;
         let mut t = Timings::default();
         let started = Instant::now();
-        let (ctx, retrieved, _) = self.prepare(scope, session, input, &mut t)?;
+        let Prepared {
+            ctx,
+            hits: retrieved,
+            ..
+        } = self.prepare(scope, session, input, &mut t)?;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
         let mut trace = self.new_trace(session, input, &ctx, retrieved);
@@ -298,7 +323,7 @@ impl MemoryLoop {
         session: &str,
         input: &str,
         t: &mut Timings,
-    ) -> Result<(AssembledContext, Vec<SearchHit>, Vec<Turn>)> {
+    ) -> Result<Prepared> {
         let s = Instant::now();
         let buffer = self.short_term.read(&scope.tenant, session)?;
         let summary = self.short_term.summary(&scope.tenant, session)?;
@@ -343,7 +368,12 @@ impl MemoryLoop {
             &count,
         );
         t.assemble_us = micros(s);
-        Ok((ctx, hits, buffer))
+        Ok(Prepared {
+            ctx,
+            hits,
+            buffer,
+            input_vector: vector,
+        })
     }
 
     fn new_trace(
@@ -433,6 +463,7 @@ impl MemoryLoop {
         scope: &Scope,
         turn: &Turn,
         previous: Option<&str>,
+        vector: &[f32],
         trace: &mut TurnTrace,
         t: &mut Timings,
     ) {
@@ -445,6 +476,7 @@ impl MemoryLoop {
             text: &turn.content,
             at: turn.at,
             context: previous,
+            vector: Some(vector),
         };
         match self.writer.write(&self.memory, &input) {
             Ok(report) => {

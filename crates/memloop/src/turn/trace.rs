@@ -4,6 +4,8 @@
 use memloop_core::context::TokenCounts;
 use memloop_core::gate::GateDecision;
 use memloop_core::{Event, Kind, SignalScores};
+
+use crate::write::WriteEvent;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -17,18 +19,6 @@ pub struct RetrievedMemory {
     pub score: f32,
     pub scores: SignalScores,
     pub included: bool,
-}
-
-/// One change the long-term write made, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WriteEvent {
-    pub id: String,
-    pub memory: String,
-    pub event: Event,
-    pub kind: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous_memory: Option<String>,
-    pub reason: String,
 }
 
 /// Microseconds per stage. `overhead_us` is everything but the LLM and the

@@ -31,6 +31,7 @@ fn write_at(
         text,
         at,
         context: None,
+        vector: None,
     };
     p.write(m, &turn).unwrap()
 }

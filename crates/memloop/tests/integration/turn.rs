@@ -179,3 +179,61 @@ fn two_loops_on_redis_share_one_session() {
     assert!(req.messages[0].content.contains("Kyoto"));
     b.short_term().clear("default", "shared").unwrap();
 }
+
+/// The real model, counting how often each text is embedded.
+struct Counting {
+    inner: Arc<dyn memloop::Embedder>,
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl memloop::Embedder for Counting {
+    fn info(&self) -> memloop::EmbedderInfo {
+        self.inner.info()
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> memloop::Result<Vec<Vec<f32>>> {
+        let mut seen = self.seen.lock().unwrap();
+        seen.extend(texts.iter().map(|t| t.to_string()));
+        self.inner.embed_batch(texts)
+    }
+}
+
+/// A kept turn embeds the user's input once: the query's vector is the
+/// episode's. Before, the write path embedded the same text again.
+#[test]
+fn a_kept_turn_embeds_its_input_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Arc::new(Counting {
+        inner: crate::embedder(),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let memory = Arc::new(
+        memloop::Memory::with_embedder(dir.path(), counting.clone(), Default::default()).unwrap(),
+    );
+    let lp = MemoryLoop::new(
+        memory.clone(),
+        Arc::new(InProcessBuffer::new()),
+        LoopConfig::default(),
+    )
+    .unwrap();
+    let input = "I adopted a greyhound called Biscuit last spring.";
+    let out = lp.turn(&scope("s1"), input).unwrap();
+    assert!(out.trace.gate.persist, "{:?}", out.trace.gate);
+    let seen = counting.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter().filter(|t| t.as_str() == input).count(),
+        1,
+        "embedded: {seen:?}"
+    );
+    // The stored episode carries that vector: searching for the input
+    // finds it first, by meaning too.
+    let hits = memory
+        .search(&memloop::SearchQuery::new(Scope::user("alice"), input))
+        .unwrap();
+    assert_eq!(hits[0].record.text, input);
+    assert!(
+        hits[0].scores.vector.unwrap() > 0.99,
+        "{:?}",
+        hits[0].scores
+    );
+}

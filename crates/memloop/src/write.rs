@@ -1,11 +1,25 @@
-//! The seam between the loop and the long-term write: the loop decides
-//! *whether* to persist a turn (the gate); a `LongTermWriter` decides *what*
-//! gets stored (raw episode, distilled facts, reconciliation).
+//! The seam between the loop and the long-term write, and the types both
+//! sides share: the loop (`turn/`) decides *whether* to persist a turn (the
+//! gate); a `LongTermWriter` (`pipeline/` is the distilling one) decides
+//! *what* gets stored. Both import from here and neither from the other's
+//! types, so the two modules do not form a circle.
 
-use memloop_core::{Kind, NewMemory, Provenance, Result, Scope};
+use memloop_core::{Event, Kind, NewMemory, Provenance, Result, Scope};
+use serde::{Deserialize, Serialize};
 
-use super::trace::WriteEvent;
 use crate::Memory;
+
+/// One change the long-term write made, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteEvent {
+    pub id: String,
+    pub memory: String,
+    pub event: Event,
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_memory: Option<String>,
+    pub reason: String,
+}
 
 /// A turn handed to the long-term write.
 #[derive(Debug, Clone)]
@@ -20,6 +34,10 @@ pub struct TurnToWrite<'a> {
     /// The turn before it, indexed as context so a reply like "Yes, in May"
     /// can still be found.
     pub context: Option<&'a str>,
+    /// `text`'s embedding when the caller already has it (the loop embedded
+    /// the input as its search query): the writer stores it with the episode
+    /// instead of embedding the same text again.
+    pub vector: Option<&'a [f32]>,
 }
 
 /// What a write did.
@@ -65,7 +83,10 @@ impl LongTermWriter for EpisodeWriter {
     fn write(&self, memory: &Memory, turn: &TurnToWrite) -> Result<WriteReport> {
         let m = EpisodeWriter::episode(turn);
         let start = std::time::Instant::now();
-        let vector = memory.embedder().embed(&m.text)?;
+        let vector = match turn.vector {
+            Some(v) => v.to_vec(),
+            None => memory.embedder().embed(&m.text)?,
+        };
         let embed_us = start.elapsed().as_micros() as u64;
         let written = memory.add_embedded(turn.scope, vec![(m, vector)])?;
         let events = written
