@@ -3,8 +3,7 @@
 //! the stored ones (ADD / UPDATE / DELETE / NOOP). `memloop add` stays a raw insert.
 
 use clap::Args;
-use memloop::gate::{heuristic, GateConfig};
-use memloop::{Config, LongTermWriter, Memory, TurnToWrite, WritePipeline};
+use memloop::{Config, MemoryLoop, RememberOptions, Remembered};
 
 use crate::output::{printable, Output};
 use crate::ScopeArgs;
@@ -24,44 +23,18 @@ pub fn run(config: &Config, out: &Output, a: RememberArgs) -> anyhow::Result<()>
     let text = a.text.join(" ");
     memloop::text::validate_text(&text)?;
     let scope = a.scope.scope()?;
-    let decision = if a.no_gate {
-        memloop::gate::GateDecision {
-            persist: true,
-            reason: "gate skipped (--no-gate)".into(),
-        }
-    } else {
-        heuristic(&text, "user", &GateConfig::default())
+    // The loop's remember: the gate as configured in [loop.gate] (and the
+    // LLM's second opinion with llm_gate), the configured writer.
+    let lp = MemoryLoop::open(config)?;
+    let options = RememberOptions {
+        skip_gate: a.no_gate,
+        ..RememberOptions::default()
     };
-    let mut results = Vec::new();
-    let mut notes = Vec::new();
-    if decision.persist {
-        let memory = Memory::open_with(config)?;
-        let llm = config.llm.as_ref().map(|c| c.build()).transpose()?;
-        let pipeline = WritePipeline::new(llm.map(std::sync::Arc::from));
-        // The turn's id is its content in its session: the same words
-        // remembered again are the same turn, so a replay changes nothing.
-        let turn_id = format!(
-            "remember-{}",
-            &memloop::text::content_hash(&format!(
-                "{}\n{}",
-                scope.session_id.as_deref().unwrap_or(""),
-                text
-            ))[..16]
-        );
-        let turn = TurnToWrite {
-            scope: &scope,
-            turn_id: &turn_id,
-            role: "user",
-            text: &text,
-            at: memloop::now_millis(),
-            context: None,
-            vector: None,
-        };
-        let report = pipeline.write(&memory, &turn)?;
-        results = report.events;
-        notes = report.notes;
-        notes.extend(report.deferred);
-    }
+    let Remembered {
+        gate: decision,
+        events: results,
+        notes,
+    } = lp.remember(&scope, &text, options)?;
     if out.json {
         let results: Vec<_> = results
             .iter()

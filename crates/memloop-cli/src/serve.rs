@@ -36,10 +36,7 @@ pub fn run(
 fn mcp_mount() -> memloop_server::McpMount {
     Box::new(move |state: &memloop_server::AppState| {
         use memloop_mcp::{HttpOptions, MemoryTools, TenantResolver};
-        let tools = MemoryTools::new(
-            state.memory_loop().clone(),
-            std::sync::Arc::new(state.pipeline().clone()),
-        );
+        let tools = MemoryTools::new(state.memory_loop().clone());
         let tenant = TenantResolver::new(|parts| {
             parts
                 .extensions

@@ -896,6 +896,28 @@ fn fact_events(v: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `remember` gates with `[loop.gate]` from the config file, as the loop,
+/// MCP and REST do (it used to apply the default gate whatever the file said).
+#[test]
+fn remember_uses_the_configured_gate() {
+    let s = Store::new();
+    let file = s.dir.path().join("memloop.toml");
+    std::fs::write(&file, "[loop.gate]\njudged_roles = [\"human\"]\n").unwrap();
+    let config = file.to_str().unwrap();
+    let kept = s.ok(&["remember", "--user", "u1", "I live in Paris"]);
+    assert_eq!(kept["persisted"], true);
+    let skipped = s.ok(&[
+        "--config",
+        config,
+        "remember",
+        "--user",
+        "u2",
+        "I live in Paris",
+    ]);
+    assert_eq!(skipped["persisted"], false, "{skipped}");
+    assert!(skipped["results"].as_array().unwrap().is_empty());
+}
+
 #[test]
 fn remember_gates_extracts_supersedes_and_replays_as_noop() {
     let s = Store::new();

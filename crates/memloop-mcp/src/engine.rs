@@ -2,12 +2,9 @@
 //! a tool's arguments and the caller's tenant and returns the JSON the tool
 //! answers with. Run on a blocking thread (SQLite, CPU embedding).
 
-use std::sync::Arc;
-
-use memloop::gate::{self, GateDecision};
 use memloop::{
-    Config, Error, Filter, Kind, LongTermWriter, Memory, MemoryLoop, NewMemory, Result, Scope,
-    SearchQuery, TurnToWrite, WritePipeline,
+    Config, Error, Filter, Kind, Memory, MemoryLoop, NewMemory, RememberOptions, Result, Scope,
+    SearchQuery,
 };
 use serde_json::{json, Value};
 
@@ -15,16 +12,15 @@ use crate::args::{
     AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, SearchArgs,
 };
 
-/// A memory store, the loop over it (for `memory_context`) and the long-term
-/// writer (for `memory_remember`). Shared by every connection.
+/// A memory store and the loop over it (its gate and long-term writer serve
+/// `memory_remember`, its context `memory_context`). Shared by every connection.
 pub(crate) struct Engine {
     lp: MemoryLoop,
-    writer: Arc<dyn LongTermWriter>,
 }
 
 impl Engine {
-    pub(crate) fn new(lp: MemoryLoop, writer: Arc<dyn LongTermWriter>) -> Engine {
-        Engine { lp, writer }
+    pub(crate) fn new(lp: MemoryLoop) -> Engine {
+        Engine { lp }
     }
 
     /// The store in `cfg.data_dir`, the configured short-term buffer and
@@ -32,16 +28,7 @@ impl Engine {
     /// that is down does not stop the tools: only `memory_context` (and a
     /// purge) need it, and they answer a tool error naming it until it is back.
     pub(crate) fn open(cfg: &Config) -> Result<Engine> {
-        let memory = Arc::new(Memory::open_with(cfg)?);
-        let mut lp = MemoryLoop::new(memory, cfg.short_term.open()?, cfg.turn.clone())?;
-        let llm: Option<Arc<dyn memloop::Llm>> = match &cfg.llm {
-            Some(c) => Some(Arc::from(c.build()?)),
-            None => None,
-        };
-        if let Some(llm) = &llm {
-            lp = lp.with_llm(Arc::clone(llm));
-        }
-        Ok(Engine::new(lp, Arc::new(WritePipeline::new(llm))))
+        Ok(Engine::new(MemoryLoop::open(cfg)?))
     }
 
     pub(crate) fn memory(&self) -> &Memory {
@@ -76,48 +63,17 @@ impl Engine {
     /// The write pipeline on one user turn, as `memloop remember` runs it:
     /// the gate, then extraction and reconciliation with stored facts.
     pub(crate) fn remember(&self, tenant: &str, a: RememberArgs) -> Result<Value> {
-        memloop::text::validate_text(&a.text)?;
         let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
-        let decision = if a.skip_gate.unwrap_or(false) {
-            GateDecision {
-                persist: true,
-                reason: "gate skipped (skip_gate)".into(),
-            }
-        } else {
-            gate::heuristic(&a.text, "user", &self.lp.config().gate)
+        let options = RememberOptions {
+            skip_gate: a.skip_gate.unwrap_or(false),
+            ..RememberOptions::default()
         };
-        let mut results = Vec::new();
-        let mut notes = Vec::new();
-        if decision.persist {
-            // The same words in the same session are the same turn, so a
-            // client retrying the call changes nothing.
-            let turn_id = format!(
-                "remember-{}",
-                &memloop::text::content_hash(&format!(
-                    "{}\n{}",
-                    scope.session_id.as_deref().unwrap_or(""),
-                    a.text
-                ))[..16]
-            );
-            let turn = TurnToWrite {
-                scope: &scope,
-                turn_id: &turn_id,
-                role: "user",
-                text: &a.text,
-                at: memloop::now_millis(),
-                context: None,
-                vector: None,
-            };
-            let report = self.writer.write(self.memory(), &turn)?;
-            results = report.events;
-            notes = report.notes;
-            notes.extend(report.deferred);
-        }
+        let r = self.lp.remember(&scope, &a.text, options)?;
         Ok(json!({
-            "results": results,
-            "persisted": decision.persist,
-            "reason": decision.reason,
-            "notes": notes,
+            "results": r.events,
+            "persisted": r.gate.persist,
+            "reason": r.gate.reason,
+            "notes": r.notes,
         }))
     }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use memloop::{Config, LongTermWriter, MemoryLoop};
+use memloop::{Config, MemoryLoop};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Extensions};
@@ -29,10 +29,11 @@ pub struct MemoryTools {
 type ToolResult = Result<CallToolResult, ErrorData>;
 
 impl MemoryTools {
-    /// Tools over a loop and a writer of your own (a server sharing its
-    /// store). Calls act in the default tenant until [`Self::with_tenant`].
-    pub fn new(lp: MemoryLoop, writer: Arc<dyn LongTermWriter>) -> MemoryTools {
-        MemoryTools::from_engine(Engine::new(lp, writer))
+    /// Tools over a loop of your own (a server sharing its store): its gate
+    /// and long-term writer remember, its context answers `memory_context`.
+    /// Calls act in the default tenant until [`Self::with_tenant`].
+    pub fn new(lp: MemoryLoop) -> MemoryTools {
+        MemoryTools::from_engine(Engine::new(lp))
     }
 
     /// Tools over the store configured in `cfg` (data dir, embedder,

@@ -1,11 +1,11 @@
-//! What every handler shares: the store, the loop, the write pipeline, the
-//! keys and limits, the metrics.
+//! What every handler shares: the store, the loop (with its gate and
+//! long-term writer), the keys and limits, the metrics.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use memloop::short_term::ShortTermStore;
-use memloop::{Config, Llm, LoopConfig, Memory, MemoryLoop, Result, WritePipeline};
+use memloop::{Config, Llm, LoopConfig, Memory, MemoryLoop, Result};
 use tokio::sync::Semaphore;
 
 use crate::config::ServerConfig;
@@ -21,7 +21,6 @@ pub struct AppState {
 struct Inner {
     memory: Arc<Memory>,
     memory_loop: MemoryLoop,
-    pipeline: WritePipeline,
     has_llm: bool,
     config: ServerConfig,
     /// One semaphore per API key (one in all for the keyless mode).
@@ -55,7 +54,6 @@ impl AppState {
             inner: Arc::new(Inner {
                 memory,
                 memory_loop,
-                pipeline: WritePipeline::new(llm.clone()),
                 has_llm: llm.is_some(),
                 config,
                 in_flight,
@@ -89,11 +87,6 @@ impl AppState {
 
     pub fn memory_loop(&self) -> &MemoryLoop {
         &self.inner.memory_loop
-    }
-
-    /// The long-term write pipeline (`infer: true` adds).
-    pub fn pipeline(&self) -> &WritePipeline {
-        &self.inner.pipeline
     }
 
     pub fn has_llm(&self) -> bool {

@@ -28,8 +28,8 @@ pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, Forgotten, LoopConfig, MemoryLoop, RetrievedMemory, Timings, TraceTokens,
-    TurnOutcome, TurnTrace,
+    fold_summary, Forgotten, LoopConfig, MemoryLoop, RememberOptions, Remembered, RetrievedMemory,
+    Timings, TraceTokens, TurnOutcome, TurnTrace,
 };
 pub use write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
 

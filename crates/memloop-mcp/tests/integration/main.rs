@@ -10,7 +10,6 @@ use std::sync::{Arc, OnceLock};
 
 use memloop::{
     Embedder, InProcessBuffer, LoopConfig, Memory, MemoryLoop, MiniLmEmbedder, StoreOptions,
-    WritePipeline,
 };
 use memloop_mcp::rmcp::model::{CallToolRequestParams, CallToolResult};
 use memloop_mcp::rmcp::service::{RoleClient, RunningService, ServerSink};
@@ -37,7 +36,7 @@ pub fn tools(dir: &std::path::Path) -> MemoryTools {
         LoopConfig::default(),
     )
     .unwrap();
-    MemoryTools::new(lp, Arc::new(WritePipeline::new(None)))
+    MemoryTools::new(lp)
 }
 
 pub async fn call(client: &ServerSink, tool: &str, args: Value) -> CallToolResult {

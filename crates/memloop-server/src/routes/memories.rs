@@ -4,7 +4,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use memloop::{Kind, ListQuery, LongTermWriter, MemoryUpdate, NewMemory, SearchQuery, TurnToWrite};
+use memloop::{Kind, ListQuery, MemoryUpdate, NewMemory, RememberOptions, SearchQuery};
 use serde_json::{json, Map, Value};
 
 use crate::auth::Tenant;
@@ -65,32 +65,27 @@ pub async fn add(
             "infer: true distils facts from user messages and none was given (send infer: false to store text as given)",
         ));
     }
-    let memory = state.memory().clone();
-    let pipeline = state.pipeline().clone();
+    // The loop's remember for each user message: the configured gate (a
+    // greeting is not distilled), the configured writer, the message before
+    // it as context. Idempotent: the same message in the same session is
+    // the same turn.
+    let lp = state.memory_loop().clone();
     let (events, notes) = blocking(move || {
-        let session = scope.session_id.clone().unwrap_or_default();
         let mut events = Vec::new();
         let mut notes = Vec::new();
         let mut previous: Option<String> = None;
         for m in messages {
             if m.role == "user" {
-                // The turn's id is its content in its session: the same
-                // message sent again is the same turn, so a retry changes nothing.
-                let hash = memloop::text::content_hash(&format!("{session}\n{}", m.content));
-                let turn_id = format!("api-{}", hash.get(..16).unwrap_or(&hash));
-                let turn = TurnToWrite {
-                    scope: &scope,
-                    turn_id: &turn_id,
-                    role: "user",
-                    text: &m.content,
-                    at: memloop::now_millis(),
+                let options = RememberOptions {
                     context: previous.as_deref(),
-                    vector: None,
+                    ..RememberOptions::default()
                 };
-                let report = pipeline.write(&memory, &turn)?;
-                events.extend(report.events);
-                notes.extend(report.notes);
-                notes.extend(report.deferred);
+                let r = lp.remember(&scope, &m.content, options)?;
+                if !r.gate.persist {
+                    notes.push(format!("a user message was not kept: {}", r.gate.reason));
+                }
+                events.extend(r.events);
+                notes.extend(r.notes);
             }
             previous = Some(m.content);
         }

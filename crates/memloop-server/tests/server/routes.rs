@@ -184,6 +184,51 @@ async fn memory_routes_round_trip() {
     assert!(l.ok()["results"].as_array().unwrap().is_empty());
 }
 
+/// `infer: true` runs the loop's gate on each user message, as the loop,
+/// `memloop remember` and MCP do: a greeting is not distilled, and the
+/// response says why.
+#[tokio::test]
+async fn infer_gates_each_user_message() {
+    let s = server();
+    let a = call(
+        &s.app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({
+            "messages": [
+                {"role": "user", "content": "Hi there!"},
+                {"role": "user", "content": "My sister Ana lives in Porto."}
+            ],
+            "user_id": "gated", "run_id": "s1"
+        })),
+    )
+    .await;
+    let body = a.ok();
+    let results = body["results"].as_array().unwrap();
+    assert!(
+        results.iter().all(|r| r["memory"] != "Hi there!"),
+        "{}",
+        a.text
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r["memory"] == "My sister Ana lives in Porto."),
+        "{}",
+        a.text
+    );
+    let notes = body["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("a user message was not kept")),
+        "{}",
+        a.text
+    );
+}
+
 #[tokio::test]
 async fn infer_runs_the_write_pipeline() {
     let s = server();

@@ -3,6 +3,7 @@
 //! write the short-term buffer, decide whether to persist, write long-term,
 //! and return the trace of exactly what was done.
 
+mod remember;
 mod summary;
 mod trace;
 
@@ -15,6 +16,7 @@ use memloop_core::short_term::{ShortTermStore, Turn};
 use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use serde::{Deserialize, Serialize};
 
+pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace};
 
