@@ -51,3 +51,9 @@ pub use memloop_store::{
     Durability, EmbeddedStore, Entity, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats,
     StoreOptions,
 };
+
+/// The README's library examples, compiled by `cargo test --doc` so they
+/// stay true to the API (not run: they write to `./memloop-data`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
