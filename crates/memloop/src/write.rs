@@ -77,6 +77,28 @@ impl EpisodeWriter {
         };
         m
     }
+
+    /// Stores `episode` (made by [`Self::episode`]) with its vector in the
+    /// turn's scope: the events it made (ADD, or NOOP for a replay).
+    pub fn store(
+        memory: &Memory,
+        turn: &TurnToWrite,
+        episode: NewMemory,
+        vector: Vec<f32>,
+    ) -> Result<Vec<WriteEvent>> {
+        let written = memory.add_embedded(turn.scope, vec![(episode, vector)])?;
+        Ok(written
+            .into_iter()
+            .map(|w| WriteEvent {
+                id: w.id,
+                memory: w.memory,
+                event: w.event,
+                kind: Kind::Episode,
+                previous_memory: None,
+                reason: "the turn as said (episode)".into(),
+            })
+            .collect())
+    }
 }
 
 impl LongTermWriter for EpisodeWriter {
@@ -88,20 +110,8 @@ impl LongTermWriter for EpisodeWriter {
             None => memory.embedder().embed(&m.text)?,
         };
         let embed_us = start.elapsed().as_micros() as u64;
-        let written = memory.add_embedded(turn.scope, vec![(m, vector)])?;
-        let events = written
-            .into_iter()
-            .map(|w| WriteEvent {
-                id: w.id,
-                memory: w.memory,
-                event: w.event,
-                kind: Kind::Episode,
-                previous_memory: None,
-                reason: "the turn as said (episode)".into(),
-            })
-            .collect();
         Ok(WriteReport {
-            events,
+            events: EpisodeWriter::store(memory, turn, m, vector)?,
             embed_us,
             ..WriteReport::default()
         })

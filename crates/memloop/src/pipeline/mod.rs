@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memloop_core::extract::{extract_rules, Thresholds};
-use memloop_core::{Kind, Llm, Result};
+use memloop_core::{Llm, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
@@ -161,16 +161,12 @@ impl LongTermWriter for WritePipeline {
             Some(v) => v.to_vec(),
             None => vectors.remove(0),
         };
-        for w in memory.add_embedded(turn.scope, vec![(episode, turn_vector.clone())])? {
-            report.events.push(WriteEvent {
-                id: w.id,
-                memory: w.memory,
-                event: w.event,
-                kind: Kind::Episode,
-                previous_memory: None,
-                reason: "the turn as said (episode)".into(),
-            });
-        }
+        report.events.extend(EpisodeWriter::store(
+            memory,
+            turn,
+            episode,
+            turn_vector.clone(),
+        )?);
         // Any failure here (the LLM down or talking nonsense, mostly) leaves
         // the episode stored and queues the facts: the turn still returns.
         let facts = match &self.llm {
