@@ -55,14 +55,6 @@ impl WritePipeline {
         }
     }
 
-    pub fn mode(&self) -> &'static str {
-        if self.llm.is_some() {
-            "llm"
-        } else {
-            "rules"
-        }
-    }
-
     /// Replays queued writes (at most `limit`): those due, or with `force`
     /// all of them (`memloop gc`). Returns the events they applied. An entry
     /// that fails again stays, backing off.
