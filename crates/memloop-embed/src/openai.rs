@@ -46,7 +46,7 @@ const RETRY_BASE: Duration = Duration::from_millis(200);
 /// What to fix when the endpoint refuses a request (a 4xx other than 429).
 fn advice(status: u16) -> &'static str {
     match status {
-        401 => "check api_key in [embedder] (or OPENAI_API_KEY)",
+        401 => "check api_key in [embedder] (or OPENAI_API_KEY for api.openai.com)",
         403 => "the key is not allowed this model: check its permissions",
         404 => "check the model name and base_url (it should end in /v1)",
         413 => "the batch is too large: lower batch_size in [embedder]",
@@ -72,7 +72,10 @@ impl OpenAiEmbedder {
                 "the remote embedder needs a model name and its dimensions",
             ));
         }
-        if cfg.api_key.is_none() {
+        // OPENAI_API_KEY is OpenAI's secret: read it only for OpenAI's own
+        // host, never to send it to whatever server `base_url` names
+        // (Ollama, vLLM, a proxy), as the chat providers do.
+        if cfg.api_key.is_none() && memloop_http::is_host(&cfg.base_url, "api.openai.com") {
             cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
         }
         let client = JsonClient::new(
