@@ -27,6 +27,10 @@ enum SessionCommand {
     Append {
         #[arg(long)]
         session: String,
+        /// Whose session it is: recorded with the turn, so that
+        /// `memloop forget --user U --purge` clears it too.
+        #[arg(long)]
+        user: Option<String>,
         #[arg(long, default_value = "user")]
         role: String,
         text: Vec<String>,
@@ -55,10 +59,15 @@ pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
     match a.command {
         SessionCommand::Append {
             session,
+            user,
             role,
             text,
         } => {
-            let len = buffer.append(tenant, &session, &[Turn::new(role, text.join(" "))])?;
+            if let Some(u) = &user {
+                Scope::user(u.as_str()).validate()?;
+            }
+            let turns = [Turn::new(role, text.join(" "))];
+            let len = buffer.append_for(tenant, user.as_deref(), &session, &turns)?;
             if out.json {
                 return out.json_value(&serde_json::json!({"session": session, "turns": len}));
             }

@@ -77,3 +77,49 @@ fn bad_session_input_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--short-term"));
 }
+
+/// A session appended with `--user` is that user's: purging the user clears
+/// it, and a session of another user stays.
+#[test]
+fn a_session_appended_for_a_user_goes_with_the_users_purge() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let tag = std::process::id();
+    let (mine, theirs) = (format!("cli-purge-a-{tag}"), format!("cli-purge-b-{tag}"));
+    let (victim, other) = (format!("victim-{tag}"), format!("other-{tag}"));
+    for (session, user) in [(&mine, &victim), (&theirs, &other)] {
+        let out = memloop(&[
+            "session",
+            "append",
+            "--session",
+            session,
+            "--user",
+            user,
+            "a",
+            "turn",
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = memloop(&[
+        "--data-dir",
+        data,
+        "--json",
+        "forget",
+        "--user",
+        &victim,
+        "--purge",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["short_term_sessions_cleared"], 1, "{v}");
+    let turns = |session: &str| {
+        let out = memloop(&["--json", "session", "show", "--session", session]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["turns"].as_array().unwrap().len()
+    };
+    assert_eq!(turns(&mine), 0);
+    assert_eq!(turns(&theirs), 1);
+    assert!(memloop(&["session", "clear", "--session", &theirs])
+        .status
+        .success());
+}
