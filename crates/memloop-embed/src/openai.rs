@@ -72,6 +72,10 @@ impl OpenAiEmbedder {
                 "the remote embedder needs a model name and its dimensions",
             ));
         }
+        if cfg.timeout_secs == 0 {
+            // Zero would time every request out at once, then retry.
+            return Err(Error::invalid("[embedder] timeout_secs must be at least 1"));
+        }
         // OPENAI_API_KEY is OpenAI's secret: read it only for OpenAI's own
         // host, never to send it to whatever server `base_url` names
         // (Ollama, vLLM, a proxy), as the chat providers do.

@@ -359,6 +359,15 @@ fn bad_base_url_is_invalid_not_retried() {
 }
 
 #[test]
+fn a_zero_timeout_is_refused_at_construction() {
+    let mut cfg = config("http://127.0.0.1:9/v1".into(), 3);
+    cfg.timeout_secs = 0;
+    let err = OpenAiEmbedder::new(cfg).err().unwrap();
+    assert_eq!(err.class(), ErrorClass::InvalidInput, "{err:?}");
+    assert!(err.to_string().contains("timeout_secs"), "{err}");
+}
+
+#[test]
 fn wrong_dimensions_is_an_error() {
     // Configured for 4, the server answers 3.
     let server = start(echo(3));
