@@ -135,13 +135,6 @@ fn check_host(config: &ServerConfig, headers: &HeaderMap, path: &str) -> Result<
 /// a connection (bounded per IP, closed at the deadline), never a permit.
 async fn read_body(config: &ServerConfig, req: Request) -> Result<Request, ApiError> {
     let limit = config.max_body_bytes;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "the body is larger than the server's limit (max_body_bytes, 1 MiB by default)",
-        )
-    };
     let (parts, mut body) = req.into_parts();
     let declared = parts
         .headers
@@ -149,7 +142,7 @@ async fn read_body(config: &ServerConfig, req: Request) -> Result<Request, ApiEr
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
+        return Err(ApiError::body_too_large());
     }
     let collect = async {
         let mut bytes = Vec::with_capacity(declared.map_or(0, |n| n as usize));
@@ -163,7 +156,7 @@ async fn read_body(config: &ServerConfig, req: Request) -> Result<Request, ApiEr
             })?;
             if let Ok(data) = frame.into_data() {
                 if bytes.len() + data.len() > limit {
-                    return Err(too_large());
+                    return Err(ApiError::body_too_large());
                 }
                 bytes.extend_from_slice(&data);
             }

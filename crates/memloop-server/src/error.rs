@@ -39,6 +39,15 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
+    /// A body over `max_body_bytes`, whichever layer found it.
+    pub fn body_too_large() -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the body is larger than the server's limit (max_body_bytes, 1 MiB by default)",
+        )
+    }
+
     pub fn body(&self) -> serde_json::Value {
         serde_json::json!({
             "error": {"code": self.code, "message": self.message},
@@ -91,11 +100,7 @@ impl From<JsonRejection> for ApiError {
                 "unsupported_media_type",
                 "send the body as JSON with `Content-Type: application/json`",
             ),
-            _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                "the body is larger than the server's limit (max_body_bytes, 1 MiB by default)",
-            ),
+            _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(),
             _ => ApiError::new(r.status(), "invalid_body", r.body_text()),
         }
     }
