@@ -96,6 +96,12 @@ pub trait ShortTermStore: Send + Sync {
     fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()>;
 }
 
+/// Checks an append before any backend stores it: the session id and every turn.
+pub fn validate_append(session: &str, turns: &[Turn]) -> Result<()> {
+    validate_session(session)?;
+    turns.iter().try_for_each(Turn::validate)
+}
+
 /// Checks a session id: non-empty, at most 256 bytes, no control characters.
 pub fn validate_session(session: &str) -> Result<()> {
     if session.trim().is_empty() || session.len() > 256 || session.chars().any(char::is_control) {

@@ -8,7 +8,7 @@ mod redis_buffer;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
+use memloop_core::short_term::{validate_append, validate_session, ShortTermStore, Summary, Turn};
 use memloop_core::Result;
 
 pub use redis_buffer::{redacted, RedisBuffer};
@@ -28,11 +28,6 @@ impl InProcessBuffer {
     }
 }
 
-fn check(session: &str, turns: &[Turn]) -> Result<()> {
-    validate_session(session)?;
-    turns.iter().try_for_each(Turn::validate)
-}
-
 impl ShortTermStore for InProcessBuffer {
     fn append_for(
         &self,
@@ -41,7 +36,7 @@ impl ShortTermStore for InProcessBuffer {
         session: &str,
         turns: &[Turn],
     ) -> Result<usize> {
-        check(session, turns)?;
+        validate_append(session, turns)?;
         let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(user) = user {
             // Recorded while the sessions lock is held: a clear_user that

@@ -11,7 +11,7 @@
 
 use std::sync::Mutex;
 
-use memloop_core::short_term::{validate_session, ShortTermStore, Summary, Turn};
+use memloop_core::short_term::{validate_append, validate_session, ShortTermStore, Summary, Turn};
 use memloop_core::{Error, Result};
 
 pub struct RedisBuffer {
@@ -95,8 +95,7 @@ impl ShortTermStore for RedisBuffer {
         session: &str,
         turns: &[Turn],
     ) -> Result<usize> {
-        validate_session(session)?;
-        turns.iter().try_for_each(Turn::validate)?;
+        validate_append(session, turns)?;
         if turns.is_empty() {
             return Ok(self.read(tenant, session)?.len());
         }
