@@ -151,9 +151,9 @@ pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
 }
 
 /// Runs `f` again while SQLite answers busy, sleeping with a growing
-/// backoff, until `timeout` has passed. For the statements of an open that
-/// SQLite does not retry through the busy handler (switching the journal
-/// mode takes an exclusive lock and may fail at once).
+/// backoff, until `timeout` has passed. For the waits of an open that
+/// SQLite's busy handler does not cover: the init lock, and switching the
+/// journal mode (it takes an exclusive lock and may fail at once).
 fn retry_busy<T>(timeout: Duration, mut f: impl FnMut() -> Result<T>) -> Result<T> {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(5);
@@ -329,27 +329,20 @@ impl InitLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| io_err(&path, e))?;
-        let deadline = Instant::now() + timeout;
-        let mut pause = Duration::from_millis(2);
-        loop {
+        retry_busy(timeout, || {
             match file.try_lock() {
-                Ok(()) => return Ok(InitLock(file)),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(50));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Busy(format!(
-                        "another process kept {} locked while opening the store for longer than the busy timeout",
-                        path.display()
-                    )))
-                }
-                // A file system without locks (some network mounts): go on
-                // without it; the exclusive transaction around each
-                // migration step still keeps the schema whole.
-                Err(std::fs::TryLockError::Error(_)) => return Ok(InitLock(file)),
-            }
+            Ok(()) => Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy(format!(
+                "another process kept {} locked while opening the store for longer than the busy timeout",
+                path.display()
+            ))),
+            // A file system without locks (some network mounts): go on
+            // without it; the exclusive transaction around each migration
+            // step still keeps the schema whole.
+            Err(std::fs::TryLockError::Error(_)) => Ok(()),
         }
+        })?;
+        Ok(InitLock(file))
     }
 }
 
