@@ -3,10 +3,8 @@
 
 pub mod context;
 mod error;
-pub mod extract;
 pub mod filter;
 pub mod fusion;
-pub mod gate;
 pub mod llm;
 mod record;
 mod scope;
@@ -17,7 +15,6 @@ mod traits;
 
 pub use error::{Error, ErrorClass, Result};
 pub use filter::Filter;
-pub use gate::{GateConfig, GateDecision};
 pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
     check_time, expires_after, parse_ttl, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,

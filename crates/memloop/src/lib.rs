@@ -37,14 +37,14 @@ pub use memloop_core::{
     check_time, expires_after, parse_ttl, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
 };
 pub use memloop_core::{
-    context, filter, gate, llm, now_millis, text, time, ChatMessage, ChatRequest, ChatResponse,
-    Embedder, EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind, Llm,
-    MemoryRecord, NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult,
-    MAX_TEXT_BYTES,
+    context, filter, llm, now_millis, text, time, ChatMessage, ChatRequest, ChatResponse, Embedder,
+    EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind, Llm, MemoryRecord,
+    NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_TEXT_BYTES,
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
+pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
 pub use memloop_store::vector;
 pub use memloop_store::{

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use memloop_core::extract::{reconcile, Candidate, Decision, Fact};
 use memloop_core::{Event, Kind, NewMemory, Provenance, Result, SearchHit};
+use memloop_rules::extract::{reconcile, Candidate, Decision, Fact};
 
 use super::{WritePipeline, CANDIDATES};
 use crate::write::{TurnToWrite, WriteEvent, WriteReport};

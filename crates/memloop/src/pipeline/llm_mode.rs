@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use memloop_core::extract::{reconcile, Candidate, Decision, Fact, Polarity};
 use memloop_core::{ChatMessage, ChatRequest, Error, Kind, Llm, Result};
+use memloop_rules::extract::{reconcile, Candidate, Decision, Fact, Polarity};
 use serde::Deserialize;
 
 use super::apply::{apply, candidates_for};

@@ -10,8 +10,8 @@ mod llm_mode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop_core::extract::{extract_rules, Thresholds};
 use memloop_core::{Llm, Result};
+use memloop_rules::extract::{extract_rules, Thresholds};
 use serde::{Deserialize, Serialize};
 
 use crate::write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};

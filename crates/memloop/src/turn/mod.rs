@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memloop_core::context::{assemble, AssembledContext, ContextBudget, MemoryLine};
-use memloop_core::gate::{self, GateConfig, GateDecision};
 use memloop_core::short_term::{ShortTermStore, Turn};
 use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
+use memloop_rules::gate::{self, GateConfig, GateDecision};
 use serde::{Deserialize, Serialize};
 
 pub use remember::{RememberOptions, Remembered};

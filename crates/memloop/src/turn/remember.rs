@@ -3,8 +3,8 @@
 //! configured in `[loop]`, and the same long-term writer as a turn, so the
 //! three front ends cannot drift apart.
 
-use memloop_core::gate::GateDecision;
 use memloop_core::{Result, Scope};
+use memloop_rules::gate::GateDecision;
 use serde::Serialize;
 
 use super::{MemoryLoop, Timings};

@@ -1,9 +1,9 @@
 //! The rolling session summary: turns that leave the prompt window are folded
 //! into a few lines, so a long session keeps its thread without its length.
 
-use memloop_core::gate::{self, GateConfig};
 use memloop_core::short_term::{Summary, Turn};
 use memloop_core::{ChatMessage, ChatRequest, Llm, Result};
+use memloop_rules::gate::{self, GateConfig};
 
 use crate::tokens::TokenCounter;
 

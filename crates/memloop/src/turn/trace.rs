@@ -2,8 +2,8 @@
 //! went into the prompt, never a second query.
 
 use memloop_core::context::TokenCounts;
-use memloop_core::gate::GateDecision;
 use memloop_core::{Event, Kind, SignalScores};
+use memloop_rules::gate::GateDecision;
 
 use crate::write::WriteEvent;
 use serde::{Deserialize, Serialize};

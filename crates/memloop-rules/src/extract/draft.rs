@@ -5,7 +5,7 @@
 use super::lexicon::*;
 use super::time::ResolvedTime;
 use super::tokens::Token;
-use crate::Kind;
+use memloop_core::Kind;
 
 /// Who a draft is about: the speaker or someone (or some animal) of theirs.
 #[derive(Debug, Clone, PartialEq)]

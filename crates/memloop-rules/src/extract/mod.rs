@@ -8,7 +8,7 @@
 //! to inventing one, and yields the same [`Fact`] structure as the LLM mode:
 //!
 //! ```
-//! use memloop_core::extract::{extract_rules, Polarity};
+//! use memloop_rules::extract::{extract_rules, Polarity};
 //!
 //! let at = 1_794_744_000_000; // 2026-11-15T12:00:00Z, the turn's timestamp
 //! let facts = extract_rules("I moved to Berlin last month", "user", at);
@@ -45,7 +45,7 @@ mod verbs;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Kind;
+use memloop_core::Kind;
 
 pub use reconcile::{reconcile, Candidate, Decision, Thresholds};
 pub use time::{resolve_relative_time, Granularity, ResolvedTime};
@@ -107,7 +107,7 @@ pub struct Fact {
     /// the period: "last month" → the 1st of the previous month).
     #[serde(
         default,
-        with = "crate::time::opt_millis",
+        with = "memloop_core::time::opt_millis",
         skip_serializing_if = "Option::is_none"
     )]
     pub time: Option<i64>,
@@ -150,7 +150,7 @@ struct Speaker {
 
 impl Speaker {
     fn new(speaker: &str) -> Speaker {
-        let name = crate::text::normalize(speaker);
+        let name = memloop_core::text::normalize(speaker);
         if name.is_empty() || name.eq_ignore_ascii_case("user") {
             return Speaker {
                 key: "user".into(),

@@ -83,7 +83,7 @@ impl ResolvedTime {
     /// November 2, 2026", "October 2026", "summer 2026", "2025".
     pub fn describe(&self) -> String {
         let Some(d) = self.date() else {
-            return crate::time::to_rfc3339(self.millis);
+            return memloop_core::time::to_rfc3339(self.millis);
         };
         match self.granularity {
             Granularity::Day => day_text(d),

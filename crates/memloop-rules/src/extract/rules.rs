@@ -9,7 +9,7 @@ use super::draft::*;
 use super::lexicon::*;
 use super::tokens::Token;
 use super::verbs::{have, likes, used_to, verb};
-use crate::Kind;
+use memloop_core::Kind;
 
 /// Entry point: the drafts one clause states.
 pub(crate) fn clause_drafts(toks: &[Token], ctx: &Ctx<'_>) -> Vec<Draft> {
