@@ -2,9 +2,9 @@
 //! allergies, ages, names, relationship status, lasting traits.
 
 use super::draft::*;
+use super::home_work::{lives, work, works_at};
 use super::lexicon::*;
 use super::tokens::Token;
-use super::verbs::{lives, work, works_at};
 
 /// True if a word can open a complement of "am/is/are" on its own
 /// ("… and allergic to peanuts", "… and a mother of two").

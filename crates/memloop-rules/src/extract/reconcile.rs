@@ -11,7 +11,7 @@
 //! Cosine is the fallback for candidates without that structure (memories
 //! added as raw text, or named differently by the LLM mode).
 
-use super::{Fact, Polarity, METADATA_KEY};
+use super::fact::{Fact, Polarity, METADATA_KEY};
 
 /// A stored fact that a search found near the new one.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,7 @@
 //! Extraction cases: what each sentence must (and must not) yield.
 
 use super::*;
+use memloop_core::Kind;
 
 /// Sunday 2026-11-15 12:00 UTC.
 const AT: i64 = 1_794_744_000_000;
