@@ -10,5 +10,6 @@
 
 pub mod extract;
 pub mod gate;
+mod tokens;
 
 pub use gate::{GateConfig, GateDecision};

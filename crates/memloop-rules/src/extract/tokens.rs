@@ -1,4 +1,5 @@
-//! Splitting a turn into sentences, words and clauses for the offline rules.
+//! Splitting a turn into sentences (with the crate's one sentence splitter,
+//! `crate::tokens`), words and clauses for the offline rules.
 //!
 //! Words keep their original spelling (values such as "Berlin" are copied
 //! from it) beside a lower-case form that the rules match on. Contractions
@@ -6,6 +7,7 @@
 //! one spelling. Nothing here indexes into strings, so any input is safe.
 
 use super::lexicon::{is_in, CONJUNCTIONS, FILLERS, QUESTION_OPENERS};
+use crate::tokens::Boundaries;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Token {
@@ -41,37 +43,21 @@ pub(crate) struct Sentence {
     pub question: bool,
 }
 
-/// Curly quotes become straight ones so that "I’m" and "I'm" read alike.
+/// Curly quotes (and the apostrophe look-alikes ʼ and ′) become straight
+/// ones so that "I’m" and "I'm" read alike.
 fn straighten(text: &str) -> String {
     text.chars()
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{2032}' => '\'',
-            '\u{201c}' | '\u{201d}' => '"',
-            other => other,
-        })
+        .map(|c| crate::tokens::straighten(c, true))
         .collect()
 }
 
 /// Sentences end at `! ? ;`, a line break, or a full stop followed by a space
-/// (so "3.5" and "e.g." inside a word stay whole).
+/// (so "3.5" and "e.g." inside a word stay whole): [`Boundaries::FACTS`].
 pub(crate) fn sentences(text: &str) -> Vec<Sentence> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let boundary = match c {
-            '!' | '?' | ';' | '\n' | '\r' => true,
-            '.' => chars.peek().is_none_or(|n| n.is_whitespace()),
-            _ => false,
-        };
-        if boundary {
-            push_sentence(&mut out, &current, c == '?');
-            current.clear();
-        } else {
-            current.push(c);
-        }
+    for span in crate::tokens::sentences(text, &Boundaries::FACTS) {
+        push_sentence(&mut out, span.text, span.question);
     }
-    push_sentence(&mut out, &current, false);
     out
 }
 

@@ -22,6 +22,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tokens::{self, straighten, Boundaries};
+
 /// Whether to write a turn to long-term memory, and the rule that decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GateDecision {
@@ -152,43 +154,35 @@ const MAX_SENTENCE_WORDS: usize = 200;
 
 /// Splits a text into sentences of words. Sentences end at `.`, `!`, `?`,
 /// `…`, a line break or a dash between spaces; a `.` inside a token ("3.5",
-/// "e.g") does not end one. Curly apostrophes are read as straight ones.
+/// "e.g") does not end one ([`Boundaries::GATE`]). Curly apostrophes are read
+/// as straight ones.
 fn split_sentences(text: &str) -> Vec<Sentence> {
-    let chars: Vec<char> = text.chars().collect();
     let mut b = SentenceBuilder::default();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied().unwrap_or(' ');
-        let prev = if i == 0 { ' ' } else { chars[i - 1] };
-        if c.is_alphanumeric() {
-            if b.word.is_empty() {
-                b.capital = c.is_uppercase();
+    for span in tokens::sentences(text, &Boundaries::GATE) {
+        let chars: Vec<char> = span.text.chars().map(|c| straighten(c, false)).collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let next = chars.get(i + 1).copied().unwrap_or(' ');
+            if c.is_alphanumeric() {
+                if b.word.is_empty() {
+                    b.capital = c.is_uppercase();
+                }
+                b.word.push(c);
+                continue;
             }
-            b.word.push(c);
-            continue;
-        }
-        let apostrophe = matches!(c, '\'' | '\u{2019}' | '\u{2018}');
-        if (apostrophe || c == '.') && !b.word.is_empty() && next.is_alphanumeric() {
-            b.word.push(if apostrophe { '\'' } else { '.' });
-            continue;
+            // Within a sentence a full stop always stands inside a word.
+            if matches!(c, '\'' | '.') && !b.word.is_empty() && next.is_alphanumeric() {
+                b.word.push(c);
+                continue;
+            }
+            b.end_word();
+            if matches!(c, ',' | ';' | ':' | '(' | ')' | '[' | ']' | '"') {
+                b.pause = true;
+            }
         }
         b.end_word();
-        let spaced_dash = matches!(c, '-' | '\u{2013}' | '\u{2014}')
-            && (prev.is_whitespace() || next.is_whitespace() || c == '\u{2014}');
-        match c {
-            '?' => {
-                b.sentence.question = true;
-                b.end_sentence();
-            }
-            '.' | '!' | '\u{2026}' | '\n' => b.end_sentence(),
-            _ if spaced_dash => b.end_sentence(),
-            ',' | ';' | ':' | '(' | ')' | '[' | ']' | '"' | '\u{201c}' | '\u{201d}' => {
-                b.pause = true
-            }
-            _ => {}
-        }
+        b.sentence.question = span.question;
+        b.end_sentence();
     }
-    b.end_word();
-    b.end_sentence();
     b.out
 }
 
