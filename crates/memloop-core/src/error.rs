@@ -20,7 +20,7 @@ pub enum Error {
     InvalidInput(String),
     /// Holds the id as given; the message shows it quoted, escaped and cut
     /// short (`shown_value`), since the id may be anything a caller sent.
-    #[error("no memory with id {}: check the id with `memloop list`", crate::shown_value(.0))]
+    #[error("no memory with id {}: check the id with `memloop list`", shown_value(.0))]
     NotFound(String),
     #[error(
         "the store at {dir} was embedded with {stored}, but the configured embedder is {configured}: \
@@ -42,7 +42,7 @@ pub enum Error {
     #[error("remote service refused the request: {0}")]
     RemoteRejected(String),
     #[error("storage error: {0}")]
-    Storage(String),
+    Storage(#[source] StoreError),
     #[error("the database is busy (another process held a lock it needs for the whole busy timeout, `busy_timeout_ms` under [store]); retry: {0}")]
     Busy(String),
     /// The data directory (or a file in it) cannot be written: a read-only
@@ -144,10 +144,95 @@ impl Error {
                     reason,
                 }
             }
-            Error::Storage(m) => Error::Storage(format!("store at {}: {m}", dir.display())),
+            Error::Storage(e) => Error::Storage(e.at(&dir.display().to_string())),
             Error::Busy(m) => Error::Busy(format!("store at {}: {m}", dir.display())),
             other => other,
         }
+    }
+}
+
+/// A storage engine failed (SQLite, PostgreSQL, Redis): where, what was
+/// being done, and the engine's own error as the `source`, so a caller can
+/// still inspect it (`std::error::Error::source`) instead of a string.
+#[derive(Debug)]
+pub struct StoreError {
+    /// The store it is about: a data directory or a server URL. Empty only
+    /// below a store's boundary, which names itself (`Error::in_dir`).
+    pub location: String,
+    /// What was being done, when it adds to the source's own words.
+    pub context: Option<String>,
+    pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl StoreError {
+    /// An engine error, not yet located.
+    pub fn from_source(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError {
+            location: String::new(),
+            context: None,
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// A failure the engine did not raise (stored data that does not parse).
+    pub fn message(context: impl Into<String>) -> StoreError {
+        StoreError {
+            location: String::new(),
+            context: Some(context.into()),
+            source: None,
+        }
+    }
+
+    pub fn with_context(mut self, context: impl Into<String>) -> StoreError {
+        self.context = Some(context.into());
+        self
+    }
+
+    /// Names the store, unless it already is named.
+    pub fn at(mut self, location: &str) -> StoreError {
+        if self.location.is_empty() {
+            self.location = location.to_string();
+        }
+        self
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.location.is_empty() {
+            write!(f, "store at {}: ", self.location)?;
+        }
+        match (&self.context, &self.source) {
+            (Some(c), Some(s)) => write!(f, "{c}: {s}"),
+            (Some(c), None) => f.write_str(c),
+            (None, Some(s)) => write!(f, "{s}"),
+            (None, None) => f.write_str("unknown failure"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// At most this many characters of a caller's value are echoed back.
+const SHOWN_CHARS: usize = 40;
+
+/// A caller-supplied value as an error message may show it: quoted, escaped
+/// (control characters and quotes cannot forge log lines or JSON), and cut
+/// to its first few characters with the full length said, so a 5 MB id
+/// does not come back as a 5 MB message.
+pub fn shown_value(value: &str) -> String {
+    let chars = value.chars().count();
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    if chars <= SHOWN_CHARS {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}… ({} bytes)", value.len())
     }
 }
 

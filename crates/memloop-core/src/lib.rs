@@ -13,14 +13,14 @@ pub mod text;
 pub mod time;
 mod traits;
 
-pub use error::{Error, ErrorClass, Result};
+pub use error::{shown_value, Error, ErrorClass, Result, StoreError};
 pub use filter::Filter;
 pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
     check_time, expires_after, parse_ttl, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
     Provenance, SearchHit, SignalScores, WriteResult, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,
 };
-pub use scope::{shown_value, validate_memory_id, Scope, MAX_ID_BYTES};
+pub use scope::{validate_memory_id, Scope, MAX_ID_BYTES};
 pub use traits::{Embedder, EmbedderInfo};
 
 /// Longest memory text accepted, in bytes. Longer input is refused, not truncated,

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{shown_value, Error, Result};
 
 /// Who a memory belongs to. `tenant` is the hard boundary (one per API key);
 /// inside it the user, or for agent-only memories the agent, names the
@@ -35,23 +35,6 @@ fn default_tenant() -> String {
 
 /// The longest id (memory, tenant, user, agent, session) accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
-
-/// At most this many characters of a caller's value are echoed back.
-const SHOWN_CHARS: usize = 40;
-
-/// A caller-supplied value as an error message may show it: quoted, escaped
-/// (control characters and quotes cannot forge log lines or JSON), and cut
-/// to its first few characters with the full length said, so a 5 MB id
-/// does not come back as a 5 MB message.
-pub fn shown_value(value: &str) -> String {
-    let chars = value.chars().count();
-    let head: String = value.chars().take(SHOWN_CHARS).collect();
-    if chars <= SHOWN_CHARS {
-        format!("{head:?}")
-    } else {
-        format!("{head:?}… ({} bytes)", value.len())
-    }
-}
 
 /// A memory id as a caller gives it: 1 to 256 bytes without control
 /// characters (memloop's own ids are UUIDs). Checked before the store is

@@ -12,7 +12,7 @@
 use std::sync::Mutex;
 
 use memloop_core::short_term::{validate_append, validate_session, ShortTermStore, Summary, Turn};
-use memloop_core::{Error, Result};
+use memloop_core::{Error, Result, StoreError};
 
 pub struct RedisBuffer {
     client: redis::Client,
@@ -25,7 +25,7 @@ fn redis_err(e: redis::RedisError) -> Error {
     if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
         Error::Remote(format!("redis: {e}"))
     } else {
-        Error::Storage(format!("redis: {e}"))
+        Error::Storage(StoreError::from_source(e).with_context("redis"))
     }
 }
 
@@ -161,9 +161,9 @@ impl ShortTermStore for RedisBuffer {
         raw.iter()
             .map(|s| {
                 serde_json::from_str(s).map_err(|e| {
-                    Error::Storage(format!(
-                        "redis key {key} holds a turn that is not memloop's JSON: {e}"
-                    ))
+                    Error::Storage(StoreError::from_source(e).with_context(format!(
+                        "redis key {key} holds a turn that is not memloop's JSON"
+                    )))
                 })
             })
             .collect()
@@ -183,7 +183,10 @@ impl ShortTermStore for RedisBuffer {
         let raw: Option<String> = self.with_conn(|c| redis::cmd("GET").arg(&key).query(c))?;
         raw.map(|s| {
             serde_json::from_str(&s).map_err(|e| {
-                Error::Storage(format!("redis key {key} is not a memloop summary: {e}"))
+                Error::Storage(
+                    StoreError::from_source(e)
+                        .with_context(format!("redis key {key} is not a memloop summary")),
+                )
             })
         })
         .transpose()

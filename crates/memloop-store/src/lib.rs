@@ -30,6 +30,7 @@ mod partition;
 mod read;
 mod rows;
 mod schema;
+mod seam;
 pub mod vector;
 mod write;
 
@@ -39,12 +40,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use memloop_core::text::Analyzer;
-use memloop_core::{EmbedderInfo, Error, Result};
+use memloop_core::{EmbedderInfo, Error, Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-pub use outbox::OutboxEntry;
-pub use read::{Entity, ListQuery, SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT};
-pub use write::{ForgetReport, MemoryUpdate};
+pub use memloop_longterm::{
+    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
+    DEFAULT_VECTOR_WEIGHT,
+};
 
 use partition::PartitionIndex;
 
@@ -139,7 +141,7 @@ pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
             path: PathBuf::new(),
             reason: e.to_string(),
         },
-        _ => Error::Storage(e.to_string()),
+        _ => Error::Storage(StoreError::from_source(e)),
     }
 }
 
@@ -178,6 +180,28 @@ pub const DB_FILE: &str = "memloop.db";
 /// Held (an OS file lock) while a process creates or migrates the schema.
 pub const LOCK_FILE: &str = "memloop.lock";
 
+/// Opens (creating if needed) the embedded store in `dir` behind the
+/// seam: what the facade holds. Refuses a store written with another
+/// embedder (see `memloop reindex`).
+pub fn open(
+    dir: &Path,
+    embedder: EmbedderInfo,
+    options: StoreOptions,
+) -> Result<Arc<dyn LongTermStore>> {
+    Ok(Arc::new(EmbeddedStore::open(dir, embedder, options)?))
+}
+
+/// Opens the store in `dir` whatever embedder wrote it, for `reindex`.
+pub fn open_for_reindex(
+    dir: &Path,
+    embedder: EmbedderInfo,
+    options: StoreOptions,
+) -> Result<Arc<dyn LongTermStore>> {
+    Ok(Arc::new(EmbeddedStore::open_for_reindex(
+        dir, embedder, options,
+    )?))
+}
+
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir` for vectors of `embedder`.
     /// Refuses a store written with another embedder (see `memloop reindex`).
@@ -209,7 +233,9 @@ impl EmbeddedStore {
         let located = |e: Error| e.in_dir(dir);
         let mut conn = Connection::open(&path).map_err(|e| {
             located(match sql_err(e) {
-                Error::Storage(m) => Error::Storage(format!("cannot open {}: {m}", path.display())),
+                Error::Storage(e) => {
+                    Error::Storage(e.with_context(format!("cannot open {}", path.display())))
+                }
                 other => other,
             })
         })?;
@@ -246,10 +272,6 @@ impl EmbeddedStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn embedder(&self) -> &EmbedderInfo {
-        &self.embedder
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {

@@ -1,26 +1,16 @@
 //! The outbox: long-term writes waiting for a retry, in the same SQLite file
 //! as the memories, so a queued write survives a crash like any other.
 
-use memloop_core::{now_millis, Error, Result, Scope};
+use memloop_core::{now_millis, Error, Result, Scope, StoreError};
+use memloop_longterm::OutboxEntry;
 use rusqlite::params;
 use serde_json::Value;
 
 use crate::{sql_err, EmbeddedStore};
 
-/// A queued write: whose, what (the pipeline's own payload), how it went.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OutboxEntry {
-    pub id: i64,
-    pub scope: Scope,
-    pub payload: Value,
-    pub attempts: u32,
-    pub last_error: Option<String>,
-    pub created_at: i64,
-}
-
 impl EmbeddedStore {
     /// Queues a write; returns its id.
-    pub fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
+    pub(crate) fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
         let now = now_millis();
         let scope_json =
             serde_json::to_string(scope).map_err(|e| Error::Internal(e.to_string()))?;
@@ -36,7 +26,7 @@ impl EmbeddedStore {
 
     /// Queued writes due now (with `all`, due or not), oldest first, of every
     /// tenant: the caller replays each in its own scope.
-    pub fn outbox_due(&self, limit: usize, all: bool) -> Result<Vec<OutboxEntry>> {
+    pub(crate) fn outbox_due(&self, limit: usize, all: bool) -> Result<Vec<OutboxEntry>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
@@ -63,7 +53,10 @@ impl EmbeddedStore {
         for row in rows {
             let (id, scope, payload, attempts, last_error, created_at) = row.map_err(sql_err)?;
             let damaged = |e: serde_json::Error| {
-                Error::Storage(format!("outbox entry {id} is not valid JSON: {e}"))
+                Error::Storage(
+                    StoreError::from_source(e)
+                        .with_context(format!("outbox entry {id} is not valid JSON")),
+                )
             };
             out.push(OutboxEntry {
                 id,
@@ -78,7 +71,7 @@ impl EmbeddedStore {
     }
 
     /// The write went through: forget the entry.
-    pub fn outbox_done(&self, id: i64) -> Result<()> {
+    pub(crate) fn outbox_done(&self, id: i64) -> Result<()> {
         self.conn()
             .execute("DELETE FROM outbox WHERE id = ?1", [id])
             .map_err(sql_err)?;
@@ -86,7 +79,7 @@ impl EmbeddedStore {
     }
 
     /// It failed again: try later, backing off with the number of attempts.
-    pub fn outbox_failed(&self, id: i64, error: &str) -> Result<()> {
+    pub(crate) fn outbox_failed(&self, id: i64, error: &str) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?1, \
@@ -98,7 +91,7 @@ impl EmbeddedStore {
     }
 
     /// How many writes wait.
-    pub fn outbox_len(&self) -> Result<usize> {
+    pub(crate) fn outbox_len(&self) -> Result<usize> {
         self.conn()
             .query_row("SELECT count(*) FROM outbox", [], |r| r.get::<_, i64>(0))
             .map(|n| n as usize)

@@ -326,7 +326,7 @@ impl EmbeddedStore {
     /// Saves every HNSW index that changed since it was last saved (index
     /// first, then its sidecar: a crash between them leaves an index newer
     /// than its sidecar says, and replaying the log over it is harmless).
-    pub fn flush(&self) -> Result<()> {
+    pub(crate) fn flush(&self) -> Result<()> {
         let parts: Vec<(String, Arc<Mutex<PartitionIndex>>)> = lock(&self.partitions)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -361,7 +361,7 @@ impl EmbeddedStore {
 
     /// Saves the HNSW indexes, then deletes the index_log entries that no
     /// saved index needs any more. Returns how many entries were deleted.
-    pub fn compact_log(&self) -> Result<usize> {
+    pub(crate) fn compact_log(&self) -> Result<usize> {
         self.flush()?;
         let mut floor = {
             let conn = self.conn();

@@ -12,110 +12,10 @@ use rusqlite::{params_from_iter, OptionalExtension};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::{lock, sql_err, EmbeddedStore};
-
-/// The vector signal's weight in the fusion (the keyword signal's is 1).
-pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
-
-/// See `SearchQuery::speaker_boost`. On LoCoMo's dev split 0.1 lifts R@5 /
-/// R@10 from 0.693 / 0.783 to 0.710 / 0.807. LoCoMo's adversarial questions
-/// name the wrong person on purpose; with score fusion they lose little
-/// (R@10 0.893 to 0.884; with rank fusion a boost of 0.2 had cost them 0.27),
-/// and a boost of 0.2 costs them more (0.844) for no further gain
-/// (docs/retrieval.md). Only memories with a `metadata.speaker` are affected.
-pub const DEFAULT_SPEAKER_BOOST: f32 = 0.1;
-
-/// The most results one search or list returns.
-pub const MAX_LIMIT: usize = 1000;
-
-#[derive(Debug, Clone, Default)]
-pub struct ListQuery {
-    pub scope: Scope,
-    pub filter: Option<Filter>,
-    pub kinds: Vec<Kind>,
-    /// Also return deleted and superseded memories.
-    pub include_superseded: bool,
-    /// The memories that were current at this time (ms) instead of now.
-    pub as_of: Option<i64>,
-    pub limit: usize,
-    pub offset: usize,
-}
-
-#[derive(Debug, Clone)]
-pub struct SearchQuery {
-    pub scope: Scope,
-    pub text: String,
-    pub top_k: usize,
-    pub filter: Option<Filter>,
-    pub kinds: Vec<Kind>,
-    /// Hits whose normalised score is below this are dropped.
-    pub min_score: f32,
-    /// Candidates taken from each signal before fusion.
-    pub candidates: usize,
-    pub vector_weight: f32,
-    pub keyword_weight: f32,
-    /// Added to the (0..1) score of a memory whose speaker (`metadata.speaker`)
-    /// the query names: a question about someone is usually answered by what
-    /// they said, not by what was said to them.
-    pub speaker_boost: f32,
-    /// Search what was true at this time (ms) instead of now.
-    pub as_of: Option<i64>,
-    /// Search every version, current, superseded or deleted.
-    pub include_superseded: bool,
-}
-
-impl SearchQuery {
-    pub fn new(scope: Scope, text: impl Into<String>) -> Self {
-        SearchQuery {
-            scope,
-            text: text.into(),
-            top_k: 10,
-            filter: None,
-            kinds: Vec::new(),
-            min_score: 0.0,
-            candidates: 100,
-            // Keywords count more than meaning: on LoCoMo's dev split BM25
-            // (with turn context) finds 0.755 of evidence turns in the top 10
-            // where all-MiniLM-L6-v2 finds 0.502; of the vector weights 0.3 to
-            // 1, 0.4 to 0.6 fused best, flat between (docs/retrieval.md).
-            vector_weight: DEFAULT_VECTOR_WEIGHT,
-            keyword_weight: 1.0,
-            speaker_boost: DEFAULT_SPEAKER_BOOST,
-            as_of: None,
-            include_superseded: false,
-        }
-    }
-}
-
-/// A user (or an agent without a user) with current memories.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Entity {
-    /// "user" or "agent".
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub name: String,
-    /// Current memories.
-    pub memories: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Stats {
-    pub memories: i64,
-    pub current: i64,
-    pub superseded: i64,
-    pub by_kind: HashMap<String, i64>,
-    pub partitions: i64,
-    pub history_entries: i64,
-    pub database_bytes: u64,
-    pub embedder: memloop_core::EmbedderInfo,
-    pub schema_version: i64,
-    pub loaded_partitions: usize,
-    pub hnsw_partitions: usize,
-}
+use memloop_longterm::{Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
 
 impl EmbeddedStore {
-    pub fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+    pub(crate) fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
         let found = self
             .conn()
             .prepare_cached(&format!(
@@ -132,7 +32,7 @@ impl EmbeddedStore {
     }
 
     /// Memories of a scope, newest first, filtered, paginated.
-    pub fn list(&self, q: &ListQuery) -> Result<Vec<MemoryRecord>> {
+    pub(crate) fn list(&self, q: &ListQuery) -> Result<Vec<MemoryRecord>> {
         let limit = if q.limit == 0 {
             100
         } else {
@@ -152,7 +52,7 @@ impl EmbeddedStore {
     }
 
     /// How many memories `list` would page through (limit and offset ignored).
-    pub fn count(&self, q: &ListQuery) -> Result<usize> {
+    pub(crate) fn count(&self, q: &ListQuery) -> Result<usize> {
         let mut n = 0;
         self.scan(q, |_| {
             n += 1;
@@ -190,7 +90,7 @@ impl EmbeddedStore {
 
     /// The users, and the agents with memories of their own (no user), that
     /// have current memories in a tenant, by name.
-    pub fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
+    pub(crate) fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
@@ -218,7 +118,7 @@ impl EmbeddedStore {
     }
 
     /// Every change to one memory, oldest first.
-    pub fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+    pub(crate) fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
@@ -261,7 +161,7 @@ impl EmbeddedStore {
 
     /// Hybrid search in one partition: the vector and keyword indexes each
     /// give `candidates` rows, their scores fused (see `memloop_core::fusion`).
-    pub fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+    pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
         if !(q.vector_weight >= 0.0
@@ -440,7 +340,7 @@ impl EmbeddedStore {
             .map_err(sql_err)
     }
 
-    pub fn stats(&self) -> Result<Stats> {
+    pub(crate) fn stats(&self) -> Result<Stats> {
         let conn = self.conn();
         let one = |sql: &str| {
             conn.query_row(sql, [], |r| r.get::<_, i64>(0))

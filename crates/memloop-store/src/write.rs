@@ -8,26 +8,7 @@ use serde_json::Value;
 
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
 use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
-
-/// Embeds a batch of texts (reindex takes the embedder as a function).
-pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
-
-/// A change to one memory; fields left None stay as they are.
-#[derive(Debug, Clone, Default)]
-pub struct MemoryUpdate {
-    /// New text and its embedding.
-    pub text: Option<(String, Vec<f32>)>,
-    /// Replaces the metadata object.
-    pub metadata: Option<Value>,
-    pub expires_at: Option<Option<i64>>,
-    pub importance: Option<f32>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ForgetReport {
-    pub memories_deleted: usize,
-    pub history_deleted: usize,
-}
+use memloop_longterm::{EmbedFn, ForgetReport, MemoryUpdate};
 
 fn validate_metadata(v: &Value) -> Result<()> {
     if !v.is_object() {
@@ -98,7 +79,7 @@ impl EmbeddedStore {
     /// Stores memories in one scope, one transaction. A text already stored
     /// and current in the same scope (same normalised text and kind) is not
     /// stored twice: its result says NOOP and carries the existing id.
-    pub fn insert(
+    pub(crate) fn insert(
         &self,
         scope: &Scope,
         items: Vec<(NewMemory, Vec<f32>)>,
@@ -134,7 +115,7 @@ impl EmbeddedStore {
     }
 
     /// Changes a current memory in place; the old text stays in its history.
-    pub fn update(
+    pub(crate) fn update(
         &self,
         tenant: &str,
         id: &str,
@@ -201,7 +182,12 @@ impl EmbeddedStore {
 
     /// Ends a memory's validity: it leaves search and list, and stays readable
     /// by id and in history (`forget` removes it for good).
-    pub fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord> {
+    pub(crate) fn delete(
+        &self,
+        tenant: &str,
+        id: &str,
+        reason: Option<&str>,
+    ) -> Result<MemoryRecord> {
         let now = now_millis();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
@@ -236,7 +222,7 @@ impl EmbeddedStore {
     /// Replaces a current memory by a new one in one transaction: the old one
     /// gets `valid_until` (kept, readable, in history as UPDATE with old and
     /// new text and the reason), the new one is added in `scope`.
-    pub fn supersede(
+    pub(crate) fn supersede(
         &self,
         scope: &Scope,
         old_id: &str,
@@ -295,7 +281,7 @@ impl EmbeddedStore {
 
     /// Counts a use of current memories (a NOOP write that met them again,
     /// a retrieval): access statistics feed decay.
-    pub fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+    pub(crate) fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
         let now = now_millis();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
@@ -314,7 +300,7 @@ impl EmbeddedStore {
     /// Removes every memory of a scope from every table and index (narrowed to
     /// an agent or session when the scope names one). History is kept as a
     /// record that they existed, unless `purge`, which deletes it too.
-    pub fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
+    pub(crate) fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
         let partition = scope.partition()?;
         let whole = scope.agent_id.is_none() && scope.session_id.is_none()
             || scope.user_id.is_none() && scope.session_id.is_none();
@@ -400,7 +386,11 @@ impl EmbeddedStore {
 
     /// Re-embeds every stored memory (current and past) with the configured
     /// embedder, in batches, then records it as the store's embedder.
-    pub fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+    pub(crate) fn reindex(
+        &self,
+        embed: &EmbedFn<'_>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
         const BATCH: i64 = 256;
         let total: i64 = self
             .conn()

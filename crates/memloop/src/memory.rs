@@ -8,9 +8,10 @@ use memloop_core::{
     Result, Scope, SearchHit, WriteResult,
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
-use memloop_store::{
-    EmbeddedStore, Entity, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats, StoreOptions,
+use memloop_longterm::{
+    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, Stats,
 };
+use memloop_store::StoreOptions;
 
 use crate::config::{Config, EmbedderConfig};
 use crate::lazy::LazyEmbedder;
@@ -19,7 +20,7 @@ use crate::lazy::LazyEmbedder;
 /// (`&Memory` is `Sync`). Operations by id act in the default tenant;
 /// their `_in` variants (`get_in`, `update_in`, …) take the tenant.
 pub struct Memory {
-    store: EmbeddedStore,
+    store: Arc<dyn LongTermStore>,
     embedder: Arc<dyn Embedder>,
 }
 
@@ -70,17 +71,36 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
         options: StoreOptions,
     ) -> Result<Memory> {
-        let store = EmbeddedStore::open(dir, embedder.info(), options)?;
+        let store = memloop_store::open(dir, embedder.info(), options)?;
         Ok(Memory { store, embedder })
     }
 
     /// Re-embeds every memory of the store in `cfg.data_dir` with the
     /// configured embedder (after changing models). Returns the count.
     pub fn reindex(cfg: &Config, progress: &dyn Fn(usize, usize)) -> Result<usize> {
-        let embedder = build_embedder(&cfg.embedder)?;
-        let store =
-            EmbeddedStore::open_for_reindex(&cfg.data_dir, embedder.info(), cfg.store.clone())?;
+        Memory::reindex_with(
+            &cfg.data_dir,
+            build_embedder(&cfg.embedder)?,
+            cfg.store.clone(),
+            progress,
+        )
+    }
+
+    /// `reindex` with an embedder of your own.
+    pub fn reindex_with(
+        dir: &Path,
+        embedder: Arc<dyn Embedder>,
+        options: StoreOptions,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
+        let store = memloop_store::open_for_reindex(dir, embedder.info(), options)?;
         store.reindex(&|texts| embedder.embed_batch(texts), progress)
+    }
+
+    /// A memory over a long-term store opened elsewhere (another backend,
+    /// or a store shared with other handles).
+    pub fn with_store(store: Arc<dyn LongTermStore>, embedder: Arc<dyn Embedder>) -> Memory {
+        Memory { store, embedder }
     }
 
     pub fn embedder(&self) -> &dyn Embedder {
@@ -117,7 +137,7 @@ impl Memory {
         for (m, _) in &memories {
             memloop_core::text::validate_text(&m.text)?;
         }
-        let written = self.at(self.store.insert(scope, memories))?;
+        let written = self.store.insert(scope, memories)?;
         Ok(written
             .into_iter()
             .map(|(r, event)| WriteResult {
@@ -140,21 +160,21 @@ impl Memory {
     /// characters is `InvalidInput`, whichever front end passed it.
     pub fn get_in(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
         validate_memory_id(id)?;
-        self.at(self.store.get(tenant, id))
+        self.store.get(tenant, id)
     }
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
-        self.at(self.store.list(query))
+        self.store.list(query)
     }
 
     /// How many memories `list` pages through (its limit and offset ignored).
     pub fn count(&self, query: &ListQuery) -> Result<usize> {
-        self.at(self.store.count(query))
+        self.store.count(query)
     }
 
     /// The users, and agents without a user, that have current memories in `tenant`.
     pub fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
-        self.at(self.store.entities(tenant))
+        self.store.entities(tenant)
     }
 
     /// Replaces a memory's text (re-embedding it); the old text stays in history.
@@ -178,7 +198,7 @@ impl Memory {
     /// `update_with` on a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn update_in(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
         validate_memory_id(id)?;
-        let (rec, old) = self.at(self.store.update(tenant, id, change))?;
+        let (rec, old) = self.store.update(tenant, id, change)?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -195,7 +215,7 @@ impl Memory {
     /// `delete` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn delete_in(&self, tenant: &str, id: &str) -> Result<WriteResult> {
         validate_memory_id(id)?;
-        let rec = self.at(self.store.delete(tenant, id, None))?;
+        let rec = self.store.delete(tenant, id, None)?;
         Ok(WriteResult {
             id: rec.id,
             memory: rec.text,
@@ -211,7 +231,7 @@ impl Memory {
     /// time: the rows are gone, run it again). Short-term sessions are not
     /// here: a purge also calls `ShortTermStore::forget_scope`.
     pub fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
-        self.at(self.store.forget(scope, purge))
+        self.store.forget(scope, purge)
     }
 
     pub fn history(&self, id: &str) -> Result<Vec<HistoryEntry>> {
@@ -221,7 +241,7 @@ impl Memory {
     /// `history` of a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn history_in(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         validate_memory_id(id)?;
-        self.at(self.store.history(tenant, id))
+        self.store.history(tenant, id)
     }
 
     /// Hybrid search (vector + BM25) in the query's scope.
@@ -232,39 +252,33 @@ impl Memory {
             ));
         }
         let v = self.embedder.embed(&query.text)?;
-        self.at(self.store.search(query, &v))
+        self.store.search(query, &v)
     }
 
     /// Search with a query vector computed elsewhere.
     pub fn search_by_vector(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
-        self.at(self.store.search(query, vector))
+        self.store.search(query, vector)
     }
 
     pub fn stats(&self) -> Result<Stats> {
-        self.at(self.store.stats())
+        self.store.stats()
     }
 
     /// Saves the HNSW indexes of large partitions so the next open is fast.
     /// (Also done on drop; never needed for durability.)
     pub fn flush(&self) -> Result<()> {
-        self.at(self.store.flush())
+        self.store.flush()
     }
 
     /// Saves derived indexes and prunes the change log they no longer need.
     /// Returns the number of log entries deleted.
     pub fn gc(&self) -> Result<usize> {
-        self.at(self.store.compact_log())
+        self.store.compact()
     }
 
-    /// Names the data directory in errors raised without it (a SQLite
-    /// error deep in a statement), so a user sees which store is damaged,
-    /// read-only or busy.
-    fn at<T>(&self, r: Result<T>) -> Result<T> {
-        r.map_err(|e| e.in_dir(self.store.dir()))
-    }
-
-    /// The underlying store, for bulk paths that bring their own vectors.
-    pub fn store(&self) -> &EmbeddedStore {
-        &self.store
+    /// The long-term store behind the seam: for the write pipeline's
+    /// supersessions and outbox, and bulk paths that bring their own vectors.
+    pub fn store(&self) -> &dyn LongTermStore {
+        self.store.as_ref()
     }
 }

@@ -163,14 +163,14 @@ fn embedder_mismatch_is_refused_until_reindex() {
         .unwrap();
     assert!(matches!(err, memloop::Error::EmbedderMismatch { .. }));
     assert!(err.to_string().contains("memloop reindex"), "{err}");
-    let store =
-        memloop::EmbeddedStore::open_for_reindex(dir.path(), other.info(), StoreOptions::default())
-            .unwrap();
-    let n = store
-        .reindex(&|t| other.embed_batch(t), &|_, _| {})
-        .unwrap();
+    let n = memloop::Memory::reindex_with(
+        dir.path(),
+        other.clone(),
+        StoreOptions::default(),
+        &|_, _| {},
+    )
+    .unwrap();
     assert_eq!(n, 1);
-    drop(store);
     let m = memloop::Memory::with_embedder(dir.path(), other, StoreOptions::default()).unwrap();
     assert_eq!(
         m.search(&SearchQuery::new(Scope::user("u"), "MiniLM"))

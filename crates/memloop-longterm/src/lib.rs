@@ -1,0 +1,168 @@
+//! The seam in front of memloop's long-term store. The facade, the write
+//! pipeline and every front end reach memories through [`LongTermStore`]
+//! only; the embedded SQLite store (`memloop-store`) is one implementation,
+//! and a server-backed one is another, not a fork.
+//!
+//! # What every implementation promises
+//!
+//! **Acknowledged means durable.** A write method that returns `Ok` has
+//! committed: the change survives the process being killed (`kill -9`) at
+//! any later moment, and every later read through any handle on the same
+//! store (another thread, another process, another server on the same
+//! database) sees it. A write that returns `Err` changed nothing: each
+//! method is one transaction, all or nothing.
+//!
+//! **Tenants are walls.** A tenant sees only its own memories. A by-id
+//! method given another tenant's id answers [`Error::NotFound`] exactly as
+//! for an unknown id, so ids cannot be probed across tenants; searches,
+//! lists, counts, entities and forget read and touch one tenant's partition
+//! (`Scope::partition`) and nothing else.
+//!
+//! **History is kept.** `update`, `delete` and `supersede` never lose the
+//! old text: it stays in `history`, and a deleted or superseded memory
+//! keeps its row with `valid_until` set, readable by id and by `as_of`
+//! queries. Only `forget` removes rows (and `forget` with `purge` also
+//! their history).
+//!
+//! **Supersession is atomic and single.** `supersede(scope, old, new)`
+//! ends `old`'s validity and adds `new` in one transaction, and only if
+//! `old` is still current and in `scope`'s partition: of two concurrent
+//! supersessions of the same memory exactly one succeeds, the other answers
+//! [`Error::InvalidInput`] ("already deleted or superseded"), so a fact has
+//! at most one current successor.
+//!
+//! **Idempotent inserts.** Inserting a text that is current in the same
+//! scope with the same kind (the normalised content hash; for an episode
+//! also its session and turn) stores nothing and reports `Event::Noop` with
+//! the existing memory.
+//!
+//! **Errors name the store.** Every error that leaves an implementation
+//! says which store it is about (a data directory, a database), carries
+//! the engine's own error as its `source` where there is one
+//! ([`memloop_core::StoreError`]), and is classed ([`Error::class`]) so a
+//! front end can tell a busy store (retry) from damage or bad input.
+//!
+//! [`Error::NotFound`]: memloop_core::Error::NotFound
+//! [`Error::InvalidInput`]: memloop_core::Error::InvalidInput
+//! [`Error::class`]: memloop_core::Error::class
+
+mod query;
+
+use memloop_core::{
+    EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
+};
+use serde_json::Value;
+
+pub use query::{
+    EmbedFn, Entity, ForgetReport, ListQuery, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
+    DEFAULT_SPEAKER_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
+};
+
+/// A long-term store: records with history, hybrid search, and the
+/// outbox of writes waiting for a retry. See the crate docs for the
+/// promises every implementation keeps. Shared across threads.
+pub trait LongTermStore: Send + Sync {
+    /// Where the store is, as errors and `memloop stats` name it (a
+    /// directory, or a database URL without its password).
+    fn location(&self) -> String;
+
+    /// The embedder whose vectors the store holds; vectors of another
+    /// model are refused.
+    fn embedder(&self) -> &EmbedderInfo;
+
+    // --- writes: each one transaction ---
+
+    /// Stores memories in one scope, with their vectors. A text already
+    /// current in the scope is a NOOP returning the existing record.
+    fn insert(
+        &self,
+        scope: &Scope,
+        items: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<(MemoryRecord, Event)>>;
+
+    /// Changes a current memory in place; returns it and its old text,
+    /// which stays in its history.
+    fn update(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: MemoryUpdate,
+    ) -> Result<(MemoryRecord, String)>;
+
+    /// Ends a current memory's validity (it stays readable by id and in
+    /// history); `reason` goes into its history.
+    fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord>;
+
+    /// Replaces the current memory `old_id` by `new` in `scope`, atomically;
+    /// returns (the new record, the old one with `valid_until` set).
+    fn supersede(
+        &self,
+        scope: &Scope,
+        old_id: &str,
+        new: (NewMemory, Vec<f32>),
+        reason: &str,
+    ) -> Result<(MemoryRecord, MemoryRecord)>;
+
+    /// Counts a use of memories (a retrieval, a NOOP write that met them
+    /// again), for decay. Unknown ids and other tenants' are ignored.
+    fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()>;
+
+    /// Removes every memory of a scope (narrowed to its agent or session
+    /// when it names one) and the scope's queued writes. History records
+    /// that they existed, unless `purge`, which deletes it too and leaves
+    /// no copy of the text in the store's files.
+    fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport>;
+
+    /// Re-embeds every memory, current and past, then records `embed`'s
+    /// model as the store's. Returns how many were re-embedded.
+    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize>;
+
+    // --- reads ---
+
+    /// One memory of `tenant`, current or not.
+    fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord>;
+
+    fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>>;
+
+    /// How many memories `list` pages through (its limit and offset ignored).
+    fn count(&self, query: &ListQuery) -> Result<usize>;
+
+    /// The users, and agents without a user, with current memories in `tenant`.
+    fn entities(&self, tenant: &str) -> Result<Vec<Entity>>;
+
+    /// Every change of one memory of `tenant`, oldest first.
+    fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>>;
+
+    /// Hybrid search (keywords and the query's `vector`) in the query's scope.
+    fn search(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>>;
+
+    fn stats(&self) -> Result<Stats>;
+
+    // --- upkeep: never needed for durability ---
+
+    /// Saves derived indexes so the next open is fast.
+    fn flush(&self) -> Result<()>;
+
+    /// Saves derived indexes and prunes what they no longer need; returns
+    /// how many change-log entries were deleted.
+    fn compact(&self) -> Result<usize>;
+
+    // --- the outbox: writes waiting for a retry, as durable as memories ---
+
+    /// Queues a write (the caller's own payload) that failed with `error`;
+    /// returns its id.
+    fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64>;
+
+    /// Queued writes due now (with `all`, due or not), oldest first, of
+    /// every tenant: the caller replays each in its own scope.
+    fn outbox_due(&self, limit: usize, all: bool) -> Result<Vec<OutboxEntry>>;
+
+    /// The write went through: drop the entry.
+    fn outbox_done(&self, id: i64) -> Result<()>;
+
+    /// It failed again: try later, backing off with the number of attempts.
+    fn outbox_failed(&self, id: i64, error: &str) -> Result<()>;
+
+    /// How many writes wait.
+    fn outbox_len(&self) -> Result<usize>;
+}

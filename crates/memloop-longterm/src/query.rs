@@ -1,0 +1,140 @@
+//! What goes into the store and what comes out, besides records: the
+//! queries, a change to one memory, and the reports of forget, stats and
+//! entities. Every backend takes and returns exactly these.
+
+use std::collections::HashMap;
+
+use memloop_core::{Filter, Kind, Result, Scope};
+use serde_json::Value;
+
+/// The vector signal's weight in the fusion (the keyword signal's is 1).
+pub const DEFAULT_VECTOR_WEIGHT: f32 = 0.5;
+
+/// See `SearchQuery::speaker_boost`. On LoCoMo's dev split 0.1 lifts R@5 /
+/// R@10 from 0.693 / 0.783 to 0.710 / 0.807. LoCoMo's adversarial questions
+/// name the wrong person on purpose; with score fusion they lose little
+/// (R@10 0.893 to 0.884; with rank fusion a boost of 0.2 had cost them 0.27),
+/// and a boost of 0.2 costs them more (0.844) for no further gain
+/// (docs/retrieval.md). Only memories with a `metadata.speaker` are affected.
+pub const DEFAULT_SPEAKER_BOOST: f32 = 0.1;
+
+/// The most results one search or list returns.
+pub const MAX_LIMIT: usize = 1000;
+
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub scope: Scope,
+    pub filter: Option<Filter>,
+    pub kinds: Vec<Kind>,
+    /// Also return deleted and superseded memories.
+    pub include_superseded: bool,
+    /// The memories that were current at this time (ms) instead of now.
+    pub as_of: Option<i64>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    pub scope: Scope,
+    pub text: String,
+    pub top_k: usize,
+    pub filter: Option<Filter>,
+    pub kinds: Vec<Kind>,
+    /// Hits whose normalised score is below this are dropped.
+    pub min_score: f32,
+    /// Candidates taken from each signal before fusion.
+    pub candidates: usize,
+    pub vector_weight: f32,
+    pub keyword_weight: f32,
+    /// Added to the (0..1) score of a memory whose speaker (`metadata.speaker`)
+    /// the query names: a question about someone is usually answered by what
+    /// they said, not by what was said to them.
+    pub speaker_boost: f32,
+    /// Search what was true at this time (ms) instead of now.
+    pub as_of: Option<i64>,
+    /// Search every version, current, superseded or deleted.
+    pub include_superseded: bool,
+}
+
+impl SearchQuery {
+    pub fn new(scope: Scope, text: impl Into<String>) -> Self {
+        SearchQuery {
+            scope,
+            text: text.into(),
+            top_k: 10,
+            filter: None,
+            kinds: Vec::new(),
+            min_score: 0.0,
+            candidates: 100,
+            // Keywords count more than meaning: on LoCoMo's dev split BM25
+            // (with turn context) finds 0.755 of evidence turns in the top 10
+            // where all-MiniLM-L6-v2 finds 0.502; of the vector weights 0.3 to
+            // 1, 0.4 to 0.6 fused best, flat between (docs/retrieval.md).
+            vector_weight: DEFAULT_VECTOR_WEIGHT,
+            keyword_weight: 1.0,
+            speaker_boost: DEFAULT_SPEAKER_BOOST,
+            as_of: None,
+            include_superseded: false,
+        }
+    }
+}
+
+/// A user (or an agent without a user) with current memories.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entity {
+    /// "user" or "agent".
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: String,
+    /// Current memories.
+    pub memories: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stats {
+    pub memories: i64,
+    pub current: i64,
+    pub superseded: i64,
+    pub by_kind: HashMap<String, i64>,
+    pub partitions: i64,
+    pub history_entries: i64,
+    pub database_bytes: u64,
+    pub embedder: memloop_core::EmbedderInfo,
+    pub schema_version: i64,
+    pub loaded_partitions: usize,
+    pub hnsw_partitions: usize,
+}
+
+/// Embeds a batch of texts (reindex takes the embedder as a function).
+pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
+
+/// A change to one memory; fields left None stay as they are.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryUpdate {
+    /// New text and its embedding.
+    pub text: Option<(String, Vec<f32>)>,
+    /// Replaces the metadata object.
+    pub metadata: Option<Value>,
+    pub expires_at: Option<Option<i64>>,
+    pub importance: Option<f32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ForgetReport {
+    pub memories_deleted: usize,
+    pub history_deleted: usize,
+}
+
+/// A queued write: whose, what (the pipeline's own payload), how it went.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OutboxEntry {
+    pub id: i64,
+    pub scope: Scope,
+    pub payload: Value,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+}

@@ -1,0 +1,130 @@
+//! The embedded store behind the `LongTermStore` seam. Each method runs the
+//! store's own operation and names the data directory in any error it
+//! raised without it (a SQLite error deep in a statement knows no paths),
+//! so nothing leaves the store unlocated.
+
+use memloop_core::{
+    EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
+};
+use memloop_longterm::{
+    EmbedFn, Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
+    SearchQuery, Stats,
+};
+use serde_json::Value;
+
+use crate::EmbeddedStore;
+
+impl EmbeddedStore {
+    fn located<T>(&self, r: Result<T>) -> Result<T> {
+        r.map_err(|e| e.in_dir(&self.dir))
+    }
+}
+
+impl LongTermStore for EmbeddedStore {
+    fn location(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn embedder(&self) -> &EmbedderInfo {
+        &self.embedder
+    }
+
+    fn insert(
+        &self,
+        scope: &Scope,
+        items: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<(MemoryRecord, Event)>> {
+        self.located(EmbeddedStore::insert(self, scope, items))
+    }
+
+    fn update(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: MemoryUpdate,
+    ) -> Result<(MemoryRecord, String)> {
+        self.located(EmbeddedStore::update(self, tenant, id, change))
+    }
+
+    fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord> {
+        self.located(EmbeddedStore::delete(self, tenant, id, reason))
+    }
+
+    fn supersede(
+        &self,
+        scope: &Scope,
+        old_id: &str,
+        new: (NewMemory, Vec<f32>),
+        reason: &str,
+    ) -> Result<(MemoryRecord, MemoryRecord)> {
+        self.located(EmbeddedStore::supersede(self, scope, old_id, new, reason))
+    }
+
+    fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        self.located(EmbeddedStore::touch(self, tenant, ids))
+    }
+
+    fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
+        self.located(EmbeddedStore::forget(self, scope, purge))
+    }
+
+    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        self.located(EmbeddedStore::reindex(self, embed, progress))
+    }
+
+    fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+        self.located(EmbeddedStore::get(self, tenant, id))
+    }
+
+    fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
+        self.located(EmbeddedStore::list(self, query))
+    }
+
+    fn count(&self, query: &ListQuery) -> Result<usize> {
+        self.located(EmbeddedStore::count(self, query))
+    }
+
+    fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
+        self.located(EmbeddedStore::entities(self, tenant))
+    }
+
+    fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+        self.located(EmbeddedStore::history(self, tenant, id))
+    }
+
+    fn search(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        self.located(EmbeddedStore::search(self, query, vector))
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        self.located(EmbeddedStore::stats(self))
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.located(EmbeddedStore::flush(self))
+    }
+
+    fn compact(&self) -> Result<usize> {
+        self.located(EmbeddedStore::compact_log(self))
+    }
+
+    fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
+        self.located(EmbeddedStore::outbox_push(self, scope, payload, error))
+    }
+
+    fn outbox_due(&self, limit: usize, all: bool) -> Result<Vec<OutboxEntry>> {
+        self.located(EmbeddedStore::outbox_due(self, limit, all))
+    }
+
+    fn outbox_done(&self, id: i64) -> Result<()> {
+        self.located(EmbeddedStore::outbox_done(self, id))
+    }
+
+    fn outbox_failed(&self, id: i64, error: &str) -> Result<()> {
+        self.located(EmbeddedStore::outbox_failed(self, id, error))
+    }
+
+    fn outbox_len(&self) -> Result<usize> {
+        self.located(EmbeddedStore::outbox_len(self))
+    }
+}
