@@ -1,8 +1,19 @@
 //! Times are Unix milliseconds in memory and storage, RFC 3339 on the wire
 //! (what Mem0 clients and people read); either form is accepted back.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serializer};
+
+/// Parses RFC 3339 or `YYYY-MM-DD` (midnight UTC) into Unix milliseconds.
+pub fn parse_date(s: &str) -> Option<i64> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.timestamp_millis());
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
 
 pub fn to_rfc3339(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).map_or_else(
@@ -21,7 +32,7 @@ enum Wire {
 fn from_wire<E: serde::de::Error>(w: Wire) -> Result<i64, E> {
     match w {
         Wire::Millis(ms) => Ok(ms),
-        Wire::Text(s) => crate::filter::parse_date(&s).ok_or_else(|| {
+        Wire::Text(s) => parse_date(&s).ok_or_else(|| {
             E::custom(format!(
                 "{s:?} is not a date (use RFC 3339, e.g. 2024-05-01T10:00:00Z)"
             ))

@@ -4,11 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use memloop_core::{Error, Llm, Result};
+use memloop_core::{Error, Result};
 use memloop_http::JsonClient;
 use serde::{Deserialize, Serialize};
-
-use crate::{AnthropicLlm, OpenAiLlm};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -88,13 +86,6 @@ impl LlmConfig {
     /// misspelt provider or a missing model, so a typo is not silently ignored.
     pub fn from_env() -> Result<Option<LlmConfig>> {
         from_lookup(|name| std::env::var(name).ok())
-    }
-
-    pub fn build(&self) -> Result<Box<dyn Llm>> {
-        Ok(match self.provider {
-            Provider::Anthropic => Box::new(AnthropicLlm::new(self)?),
-            Provider::OpenAi => Box::new(OpenAiLlm::new(self)?),
-        })
     }
 
     /// The checks every provider shares, then its HTTP client.

@@ -28,3 +28,15 @@ mod openai;
 pub use anthropic::{AnthropicLlm, ANTHROPIC_BASE_URL};
 pub use config::{LlmConfig, Provider};
 pub use openai::{OpenAiLlm, OPENAI_BASE_URL};
+
+impl LlmConfig {
+    /// The configured provider's client. Here, beside the modules it
+    /// chooses between, so that the providers read the config and the
+    /// config names no provider.
+    pub fn build(&self) -> memloop_core::Result<Box<dyn memloop_core::Llm>> {
+        Ok(match self.provider {
+            Provider::Anthropic => Box::new(AnthropicLlm::new(self)?),
+            Provider::OpenAi => Box::new(OpenAiLlm::new(self)?),
+        })
+    }
+}

@@ -13,10 +13,6 @@ use crate::error::ApiError;
 /// The most results one search or list returns.
 pub const MAX_TOP_K: usize = 1000;
 
-/// A client-supplied value as an error message may show it: quoted,
-/// escaped and cut short (the library's, so every front end echoes alike).
-pub use memloop::shown_value as shown;
-
 /// A memory id from a path, checked before the store is asked: the
 /// library's rule (`validate_memory_id`), answered as a 400.
 pub fn check_id(id: &str) -> Result<(), ApiError> {
@@ -311,6 +307,7 @@ pub fn lift_scope(filters: &mut Option<Value>, ids: [&mut Option<String>; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memloop::shown_value as shown;
 
     #[test]
     fn scope_comes_out_of_mem0_filters() {

@@ -71,7 +71,7 @@ impl From<Error> for ApiError {
         };
         let message = match &e {
             // The store's message points at the CLI; here the id is all there is to say.
-            Error::NotFound(id) => format!("no memory with id {}", crate::body::shown(id)),
+            Error::NotFound(id) => format!("no memory with id {}", memloop::shown_value(id)),
             Error::InvalidInput(m) => m.clone(),
             other => other.to_string(),
         };

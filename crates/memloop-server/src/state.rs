@@ -4,8 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use memloop::short_term::ShortTermStore;
-use memloop::{Config, Llm, LoopConfig, Memory, MemoryLoop, Result};
+use memloop::{Config, Memory, MemoryLoop, Result};
 use tokio::sync::Semaphore;
 
 use crate::config::ServerConfig;
@@ -30,19 +29,8 @@ struct Inner {
 }
 
 impl AppState {
-    /// A server over `memory`, sessions in `short_term`, the loop configured
-    /// by `loop_cfg`, replies (and extraction) from `llm` when given.
-    pub fn new(
-        memory: Arc<Memory>,
-        short_term: Arc<dyn ShortTermStore>,
-        loop_cfg: LoopConfig,
-        llm: Option<Arc<dyn Llm>>,
-        config: ServerConfig,
-    ) -> Result<AppState> {
-        let mut memory_loop = MemoryLoop::new(memory.clone(), short_term, loop_cfg)?;
-        if let Some(llm) = &llm {
-            memory_loop = memory_loop.with_llm(llm.clone());
-        }
+    /// A server over a loop (its store, sessions, LLM, gate and writer).
+    pub fn new(memory_loop: MemoryLoop, config: ServerConfig) -> AppState {
         let limit = match config.max_in_flight_per_key {
             0 => Semaphore::MAX_PERMITS,
             n => n.min(Semaphore::MAX_PERMITS),
@@ -50,35 +38,24 @@ impl AppState {
         let in_flight = (0..config.api_keys.len().max(1))
             .map(|_| Arc::new(Semaphore::new(limit)))
             .collect();
-        Ok(AppState {
+        AppState {
             inner: Arc::new(Inner {
-                memory,
+                memory: memory_loop.shared_memory(),
+                has_llm: memory_loop.has_llm(),
                 memory_loop,
-                has_llm: llm.is_some(),
                 config,
                 in_flight,
                 metrics: Metrics::default(),
                 embedder_ready: AtomicBool::new(false),
             }),
-        })
+        }
     }
 
-    /// The store, short-term backend and LLM that `config` names. A Redis
-    /// that does not answer does not stop the start: the routes that need
-    /// it answer 503 until it does.
+    /// The loop that `config` names (`MemoryLoop::open`). A Redis that
+    /// does not answer does not stop the start: the routes that need it
+    /// answer 503 until it does.
     pub fn open(config: &Config, server: ServerConfig) -> Result<AppState> {
-        let memory = Arc::new(Memory::open_with(config)?);
-        let llm = match &config.llm {
-            Some(c) => Some(Arc::from(c.build()?)),
-            None => None,
-        };
-        AppState::new(
-            memory,
-            config.short_term.open()?,
-            config.turn.clone(),
-            llm,
-            server,
-        )
+        Ok(AppState::new(MemoryLoop::open(config)?, server))
     }
 
     pub fn memory(&self) -> &Arc<Memory> {

@@ -2,14 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use memloop_core::short_term::ShortTermStore;
 use memloop_core::{Error, Result};
 use memloop_embed::OpenAiEmbedderConfig;
 use memloop_llm::LlmConfig;
 use memloop_store::StoreOptions;
-use std::sync::Arc;
 
-use crate::turn::LoopConfig;
+use crate::tokens::Encoding;
+use memloop_core::context::ContextBudget;
+use memloop_rules::gate::GateConfig;
 use serde::{Deserialize, Serialize};
 
 /// Which embedder turns text into vectors.
@@ -83,26 +83,6 @@ impl Default for ShortTermConfig {
             url: None,
             ttl_secs: 24 * 3600,
         }
-    }
-}
-
-impl ShortTermConfig {
-    /// The backend, connected now: an unreachable Redis is an error here.
-    /// For one-shot work that needs the buffer at once; a process that
-    /// should start and keep serving without Redis calls [`Self::open`].
-    pub fn build(&self) -> Result<Arc<dyn ShortTermStore>> {
-        Ok(match &self.url {
-            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect(url, self.ttl_secs)?),
-            None => Arc::new(memloop_shortterm::InProcessBuffer::new()),
-        })
-    }
-
-    /// The backend for a process that must start, and stay up, while Redis
-    /// is down: Redis is tried now and, if unreachable, on use (at most once
-    /// a second), each failing call naming Redis and its address without
-    /// the password. Only a malformed URL fails here.
-    pub fn open(&self) -> Result<Arc<dyn ShortTermStore>> {
-        crate::short_term::open(self)
     }
 }
 
@@ -293,6 +273,49 @@ mod fuzz_tests {
             format!("[{}]", "a.".repeat(5_000)),
         ] {
             assert!(Config::from_toml(&text, Path::new("deep.toml")).is_err());
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoopConfig {
+    pub system_prompt: String,
+    pub budget: ContextBudget,
+    /// Tokens reserved for the reply (the LLM's `max_tokens`).
+    pub reply_tokens: u32,
+    /// Long-term memories retrieved per turn.
+    pub top_k: usize,
+    /// Memories scoring below this (0..1) are not offered to the prompt.
+    pub min_score: f32,
+    /// A memory found by meaning alone (no keyword in common) needs at least
+    /// this cosine similarity: all-MiniLM-L6-v2 puts unrelated sentences
+    /// below ~0.25 and paraphrases above ~0.4, and an unrelated line in the
+    /// prompt costs tokens and invites the model to use it.
+    pub min_similarity: f32,
+    pub encoding: Encoding,
+    pub gate: GateConfig,
+    /// Ask the LLM YES/NO when the heuristic gate says skip (one more call
+    /// on skipped turns only: a missed fact is worse than a stored chit-chat line).
+    pub llm_gate: bool,
+    /// Fold turns leaving the window into a rolling summary of at most this
+    /// many tokens (0: no summary).
+    pub summary_tokens: usize,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            system_prompt: "You are a helpful assistant with long-term memory. Use what you remember about the user when it helps; do not invent memories.".into(),
+            budget: ContextBudget::default(),
+            reply_tokens: 512,
+            top_k: 8,
+            min_score: 0.05,
+            min_similarity: 0.3,
+            encoding: Encoding::default(),
+            gate: GateConfig::default(),
+            llm_gate: false,
+            summary_tokens: 200,
         }
     }
 }

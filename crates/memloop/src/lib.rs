@@ -17,19 +17,20 @@
 mod config;
 mod lazy;
 mod memory;
+mod open;
 mod pipeline;
 pub mod short_term;
 mod tokens;
 mod turn;
 mod write;
 
-pub use config::{default_data_dir, Config, EmbedderConfig, ShortTermConfig};
+pub use config::{default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig};
 pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, Forgotten, LoopConfig, MemoryLoop, RememberOptions, Remembered, RetrievedMemory,
-    Timings, TraceTokens, TurnOutcome, TurnTrace,
+    fold_summary, Forgotten, MemoryLoop, RememberOptions, Remembered, RetrievedMemory, Timings,
+    TraceTokens, TurnOutcome, TurnTrace,
 };
 pub use write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
 
@@ -44,13 +45,13 @@ pub use memloop_core::{
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
+pub use memloop_longterm::{
+    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
+};
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
 pub use memloop_store::vector;
-pub use memloop_store::{
-    Durability, EmbeddedStore, Entity, ForgetReport, ListQuery, MemoryUpdate, SearchQuery, Stats,
-    StoreOptions,
-};
+pub use memloop_store::{Durability, StoreOptions};
 
 /// The README's library examples, compiled by `cargo test --doc` so they
 /// stay true to the API (not run: they write to `./memloop-data`).

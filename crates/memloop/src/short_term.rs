@@ -157,6 +157,26 @@ impl ShortTermStore for LazyRedis {
     }
 }
 
+impl ShortTermConfig {
+    /// The backend, connected now: an unreachable Redis is an error here.
+    /// For one-shot work that needs the buffer at once; a process that
+    /// should start and keep serving without Redis calls [`Self::open`].
+    pub fn build(&self) -> Result<Arc<dyn ShortTermStore>> {
+        Ok(match &self.url {
+            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect(url, self.ttl_secs)?),
+            None => Arc::new(memloop_shortterm::InProcessBuffer::new()),
+        })
+    }
+
+    /// The backend for a process that must start, and stay up, while Redis
+    /// is down: Redis is tried now and, if unreachable, on use (at most once
+    /// a second), each failing call naming Redis and its address without
+    /// the password. Only a malformed URL fails here.
+    pub fn open(&self) -> Result<Arc<dyn ShortTermStore>> {
+        open(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -23,8 +23,8 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use memloop::{
-    ChatRequest, ChatResponse, Embedder, InProcessBuffer, Llm, LoopConfig, Memory, MiniLmEmbedder,
-    StoreOptions,
+    ChatRequest, ChatResponse, Embedder, InProcessBuffer, Llm, LoopConfig, Memory, MemoryLoop,
+    MiniLmEmbedder, StoreOptions,
 };
 use memloop_server::{ApiKeys, AppState, ServerConfig};
 use serde_json::Value;
@@ -123,14 +123,16 @@ pub fn server_with(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> TestServe
     let dir = tempfile::tempdir().unwrap();
     let memory =
         Arc::new(Memory::with_embedder(dir.path(), embedder(), StoreOptions::default()).unwrap());
-    let state = AppState::new(
+    let mut memory_loop = MemoryLoop::new(
         memory,
         Arc::new(InProcessBuffer::new()),
         LoopConfig::default(),
-        llm,
-        config,
     )
     .unwrap();
+    if let Some(llm) = llm {
+        memory_loop = memory_loop.with_llm(llm);
+    }
+    let state = AppState::new(memory_loop, config);
     TestServer {
         app: memloop_server::router(state.clone()),
         state,

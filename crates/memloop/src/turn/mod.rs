@@ -10,63 +10,20 @@ mod trace;
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop_core::context::{assemble, AssembledContext, ContextBudget, MemoryLine};
+use memloop_core::context::{assemble, AssembledContext, MemoryLine};
 use memloop_core::short_term::{ShortTermStore, Turn};
 use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
-use memloop_rules::gate::{self, GateConfig, GateDecision};
+use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
 
 pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace};
 
-use crate::pipeline::WritePipeline;
-use crate::tokens::{Encoding, TokenCounter};
+use crate::config::LoopConfig;
+use crate::tokens::TokenCounter;
 use crate::write::{LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LoopConfig {
-    pub system_prompt: String,
-    pub budget: ContextBudget,
-    /// Tokens reserved for the reply (the LLM's `max_tokens`).
-    pub reply_tokens: u32,
-    /// Long-term memories retrieved per turn.
-    pub top_k: usize,
-    /// Memories scoring below this (0..1) are not offered to the prompt.
-    pub min_score: f32,
-    /// A memory found by meaning alone (no keyword in common) needs at least
-    /// this cosine similarity: all-MiniLM-L6-v2 puts unrelated sentences
-    /// below ~0.25 and paraphrases above ~0.4, and an unrelated line in the
-    /// prompt costs tokens and invites the model to use it.
-    pub min_similarity: f32,
-    pub encoding: Encoding,
-    pub gate: GateConfig,
-    /// Ask the LLM YES/NO when the heuristic gate says skip (one more call
-    /// on skipped turns only: a missed fact is worse than a stored chit-chat line).
-    pub llm_gate: bool,
-    /// Fold turns leaving the window into a rolling summary of at most this
-    /// many tokens (0: no summary).
-    pub summary_tokens: usize,
-}
-
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            system_prompt: "You are a helpful assistant with long-term memory. Use what you remember about the user when it helps; do not invent memories.".into(),
-            budget: ContextBudget::default(),
-            reply_tokens: 512,
-            top_k: 8,
-            min_score: 0.05,
-            min_similarity: 0.3,
-            encoding: Encoding::default(),
-            gate: GateConfig::default(),
-            llm_gate: false,
-            summary_tokens: 200,
-        }
-    }
-}
 
 /// The answer to a turn and what it took.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -83,14 +40,14 @@ pub struct TurnOutcome {
 /// and a long-term writer. Cheap to share: every part is behind an `Arc`.
 #[derive(Clone)]
 pub struct MemoryLoop {
-    memory: Arc<Memory>,
-    short_term: Arc<dyn ShortTermStore>,
-    llm: Option<Arc<dyn Llm>>,
-    writer: Arc<dyn LongTermWriter>,
+    pub(crate) memory: Arc<Memory>,
+    pub(crate) short_term: Arc<dyn ShortTermStore>,
+    pub(crate) llm: Option<Arc<dyn Llm>>,
+    pub(crate) writer: Arc<dyn LongTermWriter>,
     /// Whether the caller chose the writer (else it follows the LLM).
-    custom_writer: bool,
-    tokens: TokenCounter,
-    cfg: LoopConfig,
+    pub(crate) custom_writer: bool,
+    pub(crate) tokens: TokenCounter,
+    pub(crate) cfg: LoopConfig,
 }
 
 fn micros(since: Instant) -> u64 {
@@ -117,53 +74,24 @@ pub struct Forgotten {
 }
 
 impl MemoryLoop {
-    pub fn new(
-        memory: Arc<Memory>,
-        short_term: Arc<dyn ShortTermStore>,
-        cfg: LoopConfig,
-    ) -> Result<MemoryLoop> {
-        Ok(MemoryLoop {
-            memory,
-            short_term,
-            llm: None,
-            writer: Arc::new(WritePipeline::new(None)),
-            custom_writer: false,
-            tokens: TokenCounter::new(cfg.encoding)?,
-            cfg,
-        })
-    }
-
-    /// The loop as configured: the store in `cfg.data_dir`, the configured
-    /// short-term backend and LLM (none: offline), episodes as long-term writes.
-    /// An unreachable Redis does not stop it opening: turns fail naming
-    /// Redis until it is back (`ShortTermConfig::open`).
-    pub fn open(cfg: &crate::Config) -> Result<MemoryLoop> {
-        let memory = Arc::new(Memory::open_with(cfg)?);
-        let mut lp = MemoryLoop::new(memory, cfg.short_term.open()?, cfg.turn.clone())?;
-        if let Some(llm) = &cfg.llm {
-            lp = lp.with_llm(Arc::from(llm.build()?));
-        }
-        Ok(lp)
-    }
-
-    /// Replies come from `llm`; so do extraction and reconciliation, unless
-    /// a writer of your own was set.
-    pub fn with_llm(mut self, llm: Arc<dyn Llm>) -> Self {
-        if !self.custom_writer {
-            self.writer = Arc::new(WritePipeline::new(Some(llm.clone())));
-        }
-        self.llm = Some(llm);
-        self
-    }
-
     pub fn with_writer(mut self, writer: Arc<dyn LongTermWriter>) -> Self {
         self.writer = writer;
         self.custom_writer = true;
         self
     }
 
+    /// Whether an LLM writes the replies (else the loop runs offline).
+    pub fn has_llm(&self) -> bool {
+        self.llm.is_some()
+    }
+
     pub fn memory(&self) -> &Memory {
         &self.memory
+    }
+
+    /// The memory handle itself, for callers that move it into other threads.
+    pub fn shared_memory(&self) -> Arc<Memory> {
+        self.memory.clone()
     }
 
     pub fn short_term(&self) -> &dyn ShortTermStore {
