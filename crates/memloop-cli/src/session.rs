@@ -3,7 +3,7 @@
 //! work on a shared backend: `--short-term redis://…`.
 
 use clap::{Args, Subcommand};
-use memloop::short_term::{ShortTermStore, Turn};
+use memloop::short_term::{Role, ShortTermStore, Turn};
 use memloop::{Error, Scope};
 use memloop_shortterm::RedisBuffer;
 
@@ -66,7 +66,7 @@ pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
             if let Some(u) = &user {
                 Scope::user(u.as_str()).validate()?;
             }
-            let turns = [Turn::new(role, text.join(" "))];
+            let turns = [Turn::new(Role::parse(&role)?, text.join(" "))];
             let len = buffer.append_for(tenant, user.as_deref(), &session, &turns)?;
             if out.json {
                 return out.json_value(&serde_json::json!({"session": session, "turns": len}));
@@ -79,7 +79,7 @@ pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
                 return out.json_value(&serde_json::json!({ "turns": turns }));
             }
             for t in &turns {
-                println!("{:<9} {}", printable(&t.role), printable(&t.content));
+                println!("{:<9} {}", t.role.as_str(), printable(&t.content));
             }
         }
         SessionCommand::Clear { session } => {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use memloop::short_term::{ShortTermStore, Turn};
+use memloop::short_term::{Role, ShortTermStore, Turn};
 use memloop::RedisBuffer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memloop");
@@ -240,7 +240,7 @@ fn purge_clears_the_users_short_term_sessions() {
             tenant,
             Some(&victim),
             &s1,
-            &[Turn::new("user", "victim turn one")],
+            &[Turn::new(Role::User, "victim turn one")],
         )
         .unwrap();
     redis
@@ -248,7 +248,7 @@ fn purge_clears_the_users_short_term_sessions() {
             tenant,
             Some(&victim),
             &s2,
-            &[Turn::new("user", "victim turn two")],
+            &[Turn::new(Role::User, "victim turn two")],
         )
         .unwrap();
     redis
@@ -266,7 +266,7 @@ fn purge_clears_the_users_short_term_sessions() {
             tenant,
             Some(&other),
             &s3,
-            &[Turn::new("user", "other turn")],
+            &[Turn::new(Role::User, "other turn")],
         )
         .unwrap();
     assert!(

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::llm::ChatMessage;
-use crate::short_term::Turn;
+use crate::short_term::{Role, Turn};
 
 /// Tokens a chat message costs beyond its text (role and separators, as in
 /// OpenAI's ChatML accounting); close enough for Anthropic too.
@@ -127,7 +127,7 @@ pub fn assemble(
     }
     let mut messages: Vec<ChatMessage> = window_turns
         .iter()
-        .map(|t| ChatMessage::new(chat_role(&t.role), t.content.clone()))
+        .map(|t| ChatMessage::new(chat_role(t.role), t.content.clone()))
         .collect();
     messages.push(ChatMessage::new("user", input));
     let tokens = TokenCounts {
@@ -203,8 +203,8 @@ fn newest_turns(
     (n, used)
 }
 
-fn chat_role(role: &str) -> &'static str {
-    if role == "assistant" {
+fn chat_role(role: Role) -> &'static str {
+    if role == Role::Assistant {
         "assistant"
     } else {
         "user"
@@ -227,7 +227,16 @@ mod tests {
         texts
             .iter()
             .enumerate()
-            .map(|(i, t)| Turn::new(if i % 2 == 0 { "user" } else { "assistant" }, *t))
+            .map(|(i, t)| {
+                Turn::new(
+                    if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    *t,
+                )
+            })
             .collect()
     }
 

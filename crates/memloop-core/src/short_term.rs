@@ -5,11 +5,57 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
+/// Who said a message. On the wire the lower-case name (`"user"`); any
+/// other name is refused where it is read, saying which are accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            Role::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Role> {
+        match s {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "system" => Ok(Role::System),
+            "tool" => Ok(Role::Tool),
+            other => Err(Error::invalid(format!(
+                "unknown role {}: use user, assistant, system or tool",
+                crate::shown_value(other)
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Role {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One message of a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
-    /// user, assistant, system or tool.
-    pub role: String,
+    pub role: Role,
     pub content: String,
     /// When it was appended.
     #[serde(with = "crate::time::millis")]
@@ -17,21 +63,15 @@ pub struct Turn {
 }
 
 impl Turn {
-    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Turn {
+    pub fn new(role: Role, content: impl Into<String>) -> Turn {
         Turn {
-            role: role.into(),
+            role,
             content: content.into(),
             at: crate::now_millis(),
         }
     }
 
     pub fn validate(&self) -> Result<()> {
-        if !matches!(self.role.as_str(), "user" | "assistant" | "system" | "tool") {
-            return Err(Error::invalid(format!(
-                "unknown role {:?}: use user, assistant, system or tool",
-                self.role
-            )));
-        }
         crate::text::validate_text(&self.content)
     }
 }
@@ -118,8 +158,10 @@ mod tests {
 
     #[test]
     fn bad_turns_and_sessions_are_refused() {
-        assert!(Turn::new("robot", "x").validate().is_err());
-        assert!(Turn::new("user", " ").validate().is_err());
+        // An unknown role cannot make a Turn: it is refused where it is read.
+        assert!(Role::parse("robot").is_err());
+        assert!(serde_json::from_str::<Turn>(r#"{"role":"robot","content":"x","at":0}"#).is_err());
+        assert!(Turn::new(Role::User, " ").validate().is_err());
         assert!(validate_session("").is_err());
         assert!(validate_session("a\nb").is_err());
         assert!(validate_session("s-1").is_ok());

@@ -114,21 +114,32 @@ impl ShortTermStore for InProcessBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memloop_core::short_term::Role;
 
     #[test]
     fn clear_user_forgets_that_users_sessions_only() {
         let b = InProcessBuffer::new();
-        b.append_for("t", Some("alice"), "a1", &[Turn::new("user", "alice one")])
-            .unwrap();
-        b.append_for("t", Some("alice"), "a2", &[Turn::new("user", "alice two")])
-            .unwrap();
-        b.append_for("t", Some("bob"), "b1", &[Turn::new("user", "bob")])
+        b.append_for(
+            "t",
+            Some("alice"),
+            "a1",
+            &[Turn::new(Role::User, "alice one")],
+        )
+        .unwrap();
+        b.append_for(
+            "t",
+            Some("alice"),
+            "a2",
+            &[Turn::new(Role::User, "alice two")],
+        )
+        .unwrap();
+        b.append_for("t", Some("bob"), "b1", &[Turn::new(Role::User, "bob")])
             .unwrap();
         b.append_for(
             "t2",
             Some("alice"),
             "a1",
-            &[Turn::new("user", "other tenant")],
+            &[Turn::new(Role::User, "other tenant")],
         )
         .unwrap();
         b.set_summary(
@@ -162,11 +173,18 @@ mod tests {
         b.append(
             "t",
             "s1",
-            &[Turn::new("user", "hi"), Turn::new("assistant", "hello")],
+            &[
+                Turn::new(Role::User, "hi"),
+                Turn::new(Role::Assistant, "hello"),
+            ],
         )
         .unwrap();
-        assert_eq!(b.append("t", "s1", &[Turn::new("user", "bye")]).unwrap(), 3);
-        b.append("t2", "s1", &[Turn::new("user", "other tenant")])
+        assert_eq!(
+            b.append("t", "s1", &[Turn::new(Role::User, "bye")])
+                .unwrap(),
+            3
+        );
+        b.append("t2", "s1", &[Turn::new(Role::User, "other tenant")])
             .unwrap();
         let got: Vec<String> = b
             .read("t", "s1")
@@ -180,7 +198,7 @@ mod tests {
             .append(
                 "t",
                 "s1",
-                &[Turn::new("user", "ok"), Turn::new("nobody", "x")]
+                &[Turn::new(Role::User, "ok"), Turn::new(Role::User, " ")]
             )
             .is_err());
         assert_eq!(

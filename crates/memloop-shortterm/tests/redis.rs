@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use memloop_core::short_term::{ShortTermStore, Turn};
+use memloop_core::short_term::{Role, ShortTermStore, Turn};
 use memloop_shortterm::RedisBuffer;
 
 fn url() -> String {
@@ -31,14 +31,14 @@ fn append_read_clear_and_isolation() {
             "t",
             "s",
             &[
-                Turn::new("user", "I live in Paris"),
-                Turn::new("assistant", "Noted")
+                Turn::new(Role::User, "I live in Paris"),
+                Turn::new(Role::Assistant, "Noted")
             ]
         )
         .unwrap(),
         2
     );
-    b.append("other", "s", &[Turn::new("user", "another tenant")])
+    b.append("other", "s", &[Turn::new(Role::User, "another tenant")])
         .unwrap();
     // A second handle (another agent instance) sees the same session.
     let again = buffer(&p, 600);
@@ -53,7 +53,7 @@ fn append_read_clear_and_isolation() {
         .append(
             "t",
             "s",
-            &[Turn::new("user", "fine"), Turn::new("user", "")]
+            &[Turn::new(Role::User, "fine"), Turn::new(Role::User, "")]
         )
         .is_err());
     assert_eq!(b.read("t", "s").unwrap().len(), 2);
@@ -67,7 +67,7 @@ fn append_read_clear_and_isolation() {
 fn idle_sessions_expire() {
     let p = fresh_prefix();
     let b = buffer(&p, 1);
-    b.append("t", "s", &[Turn::new("user", "short-lived")])
+    b.append("t", "s", &[Turn::new(Role::User, "short-lived")])
         .unwrap();
     let client = redis::Client::open(url()).unwrap();
     let mut c = client.get_connection().unwrap();
@@ -102,8 +102,12 @@ fn appender_child() {
     let (prefix, name) = spec.split_once('|').unwrap();
     let b = buffer(prefix, 600);
     for i in 0..PER_PROCESS {
-        b.append("t", "shared", &[Turn::new("user", format!("{name} {i}"))])
-            .unwrap();
+        b.append(
+            "t",
+            "shared",
+            &[Turn::new(Role::User, format!("{name} {i}"))],
+        )
+        .unwrap();
     }
 }
 
@@ -184,7 +188,7 @@ fn clear_user_forgets_the_users_sessions_and_only_those() {
         "t",
         Some("alice"),
         "a1",
-        &[Turn::new("user", "alice secret one")],
+        &[Turn::new(Role::User, "alice secret one")],
     )
     .unwrap();
     other_handle
@@ -192,7 +196,7 @@ fn clear_user_forgets_the_users_sessions_and_only_those() {
             "t",
             Some("alice"),
             "a:2",
-            &[Turn::new("user", "alice secret two")],
+            &[Turn::new(Role::User, "alice secret two")],
         )
         .unwrap();
     b.set_summary(
@@ -204,22 +208,27 @@ fn clear_user_forgets_the_users_sessions_and_only_those() {
         },
     )
     .unwrap();
-    b.append_for("t", Some("bob"), "b1", &[Turn::new("user", "bob stays")])
-        .unwrap();
+    b.append_for(
+        "t",
+        Some("bob"),
+        "b1",
+        &[Turn::new(Role::User, "bob stays")],
+    )
+    .unwrap();
     // Same user id in another tenant, and a user id that would collide with
     // a naive "tenant:user" key.
     b.append_for(
         "t2",
         Some("alice"),
         "a1",
-        &[Turn::new("user", "other tenant")],
+        &[Turn::new(Role::User, "other tenant")],
     )
     .unwrap();
     b.append_for(
         "t",
         Some("alice:x"),
         "ax",
-        &[Turn::new("user", "colon user")],
+        &[Turn::new(Role::User, "colon user")],
     )
     .unwrap();
     // The owner set expires with the sessions.

@@ -4,6 +4,7 @@
 //! *what* gets stored. Both import from here and neither from the other's
 //! types, so the two modules do not form a circle.
 
+use memloop_core::short_term::Role;
 use memloop_core::{Event, Kind, NewMemory, Provenance, Result, Scope};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ pub struct TurnToWrite<'a> {
     /// The user's scope, with the session the turn belongs to.
     pub scope: &'a Scope,
     pub turn_id: &'a str,
-    pub role: &'a str,
+    pub role: Role,
     pub text: &'a str,
     /// When it was said (ms).
     pub at: i64,
@@ -68,7 +69,7 @@ impl EpisodeWriter {
         let mut m = NewMemory::text(turn.text).kind(Kind::Episode);
         m.context = turn.context.map(str::to_string);
         m.valid_from = Some(turn.at);
-        m.metadata = serde_json::json!({ "role": turn.role });
+        m.metadata = serde_json::json!({ "role": turn.role.as_str() });
         m.provenance = Provenance {
             session_id: turn.scope.session_id.clone(),
             turn_ids: vec![turn.turn_id.to_string()],

@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use memloop::short_term::{validate_session, Turn};
+use memloop::short_term::{validate_session, Role, Turn};
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
@@ -35,8 +35,8 @@ pub async fn append(
         .messages
         .into_list()?
         .into_iter()
-        .map(|m| Turn::new(m.role, m.content))
-        .collect();
+        .map(|m| Ok(Turn::new(Role::parse(&m.role)?, m.content)))
+        .collect::<memloop::Result<_>>()?;
     if turns.is_empty() {
         return Err(ApiError::invalid("no messages to append"));
     }

@@ -10,6 +10,7 @@ mod llm_mode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use memloop_core::short_term::Role;
 use memloop_core::{Llm, Result};
 use memloop_rules::extract::{extract_rules, Thresholds};
 use serde::{Deserialize, Serialize};
@@ -34,7 +35,7 @@ pub struct WritePipeline {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct QueuedTurn {
     turn_id: String,
-    role: String,
+    role: Role,
     text: String,
     at: i64,
     context: Option<String>,
@@ -76,7 +77,7 @@ impl WritePipeline {
             let input = TurnToWrite {
                 scope: &entry.scope,
                 turn_id: &turn.turn_id,
-                role: &turn.role,
+                role: turn.role,
                 text: &turn.text,
                 at: turn.at,
                 context: turn.context.as_deref(),
@@ -184,7 +185,7 @@ impl LongTermWriter for WritePipeline {
             {
                 let queued = QueuedTurn {
                     turn_id: turn.turn_id.to_string(),
-                    role: turn.role.to_string(),
+                    role: turn.role,
                     text: turn.text.to_string(),
                     at: turn.at,
                     context: turn.context.map(str::to_string),

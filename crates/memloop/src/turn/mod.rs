@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memloop_core::context::{assemble, AssembledContext, MemoryLine};
-use memloop_core::short_term::{ShortTermStore, Turn};
+use memloop_core::short_term::{Role, ShortTermStore, Turn};
 use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
@@ -137,7 +137,7 @@ impl MemoryLoop {
         let started = Instant::now();
         let mut t = Timings::default();
         let session = session_of(scope)?;
-        let user_turn = Turn::new("user", input);
+        let user_turn = Turn::new(Role::User, input);
         user_turn.validate()?;
 
         let Prepared {
@@ -174,7 +174,7 @@ impl MemoryLoop {
         let s = Instant::now();
         let mut new_turns = vec![user_turn.clone()];
         if let Some(r) = reply.as_deref().filter(|r| !r.trim().is_empty()) {
-            new_turns.push(Turn::new("assistant", r));
+            new_turns.push(Turn::new(Role::Assistant, r));
         }
         // Recorded as the user's session, so a purge of the user clears it.
         self.short_term
@@ -224,7 +224,7 @@ impl MemoryLoop {
     /// anything (`POST /v1/context`, offline chat).
     pub fn context(&self, scope: &Scope, input: &str) -> Result<(ChatRequest, TurnTrace)> {
         let session = session_of(scope)?;
-        Turn::new("user", input).validate()?;
+        Turn::new(Role::User, input).validate()?;
         let mut t = Timings::default();
         let started = Instant::now();
         let Prepared {
@@ -402,7 +402,7 @@ impl MemoryLoop {
         let input = TurnToWrite {
             scope,
             turn_id: &turn_id,
-            role: &turn.role,
+            role: turn.role,
             text: &turn.content,
             at: turn.at,
             context: previous,

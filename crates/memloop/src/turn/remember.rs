@@ -3,6 +3,7 @@
 //! configured in `[loop]`, and the same long-term writer as a turn, so the
 //! three front ends cannot drift apart.
 
+use memloop_core::short_term::Role;
 use memloop_core::{Result, Scope};
 use memloop_rules::gate::GateDecision;
 use serde::Serialize;
@@ -66,7 +67,7 @@ impl MemoryLoop {
         let turn = TurnToWrite {
             scope,
             turn_id: &turn_id,
-            role: "user",
+            role: Role::User,
             text,
             at: options.at.unwrap_or_else(memloop_core::now_millis),
             context: options.context,

@@ -52,7 +52,7 @@ fn extractive(current: &str, evicted: &[Turn], gate_cfg: &GateConfig) -> String 
         .map(str::to_string)
         .collect();
     for t in evicted {
-        if gate::heuristic(&t.content, &t.role, gate_cfg).persist {
+        if gate::heuristic(&t.content, t.role.as_str(), gate_cfg).persist {
             lines.push(format!("{}: {}", t.role, first_sentence(&t.content)));
         }
     }
@@ -81,17 +81,18 @@ fn trim_to_tokens(text: &str, max_tokens: usize, tokens: &TokenCounter) -> Strin
 mod tests {
     use super::*;
     use crate::tokens::Encoding;
+    use memloop_core::short_term::Role;
 
     #[test]
     fn offline_summary_keeps_facts_drops_chit_chat_and_fits() {
         let tokens = TokenCounter::new(Encoding::O200k).unwrap();
         let evicted = vec![
-            Turn::new("user", "Hi there!"),
+            Turn::new(Role::User, "Hi there!"),
             Turn::new(
-                "user",
+                Role::User,
                 "I adopted a beagle named Rex last week. He is lovely.",
             ),
-            Turn::new("assistant", "Thanks!"),
+            Turn::new(Role::Assistant, "Thanks!"),
         ];
         let s = fold_summary(
             &Summary::default(),

@@ -27,7 +27,7 @@ fn write_at(
     let turn = TurnToWrite {
         scope,
         turn_id,
-        role: "user",
+        role: memloop::short_term::Role::User,
         text,
         at,
         context: None,
