@@ -5,18 +5,31 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+/// Whose memories a call is about: a user, optionally narrowed to one agent
+/// and/or one session. Flattened into the tools' arguments, so the three
+/// fields sit at the top level of each call, next to the tool's own, and
+/// the field docs below are what every tool's schema shows for them.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ScopeArgs {
+    /// The user the memories belong to: whose memories are searched,
+    /// written or deleted.
+    pub user_id: String,
+    /// An agent: searches and deletions keep to the memories this agent
+    /// wrote; writes record it as their author.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// A session (run): searches and deletions keep to the memories written
+    /// in it; writes record it as the session they were said in.
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchArgs {
     /// What to look for, in natural language (searched by meaning and by keyword).
     pub query: String,
-    /// Whose memories to search.
-    pub user_id: String,
-    /// Only memories written by this agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Only memories written in this session (run).
-    #[serde(default)]
-    pub session_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// How many memories to return, 1 to 1000 (default 10).
     #[serde(default)]
     pub top_k: Option<usize>,
@@ -34,14 +47,8 @@ pub struct SearchArgs {
 pub struct AddArgs {
     /// The memory, stored as given (no extraction), at most 32 KiB.
     pub text: String,
-    /// Whose memory it is.
-    pub user_id: String,
-    /// The agent writing it (narrows later searches that name it).
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The session (run) it was said in.
-    #[serde(default)]
-    pub session_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// A JSON object stored with the memory, usable in search filters.
     #[serde(default)]
     pub metadata: Option<Value>,
@@ -55,14 +62,8 @@ pub struct RememberArgs {
     /// What the user said. Facts worth keeping are distilled from it and
     /// reconciled with what is stored (ADD, UPDATE, DELETE or NOOP).
     pub text: String,
-    /// Whose memory it is.
-    pub user_id: String,
-    /// The agent writing it (narrows later searches that name it).
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The session (run) it was said in.
-    #[serde(default)]
-    pub session_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// Write even when the gate judges the text not worth keeping (small talk).
     #[serde(default)]
     pub skip_gate: Option<bool>,
@@ -82,19 +83,18 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ForgetArgs {
-    /// Whose memories to delete, all of them.
-    pub user_id: String,
-    /// Only this agent's memories of the user.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Only this session's memories of the user.
-    #[serde(default)]
-    pub session_id: Option<String>,
+    // Every memory of the scope: all the user's, or only the agent's and/or
+    // the session's when named.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
     /// Also erase their history (default: the history is kept).
     #[serde(default)]
     pub purge: Option<bool>,
 }
 
+// The session is required here (the conversation's turns are read from it),
+// so these fields are not a flattened `ScopeArgs`, whose session is
+// optional: `ContextArgs::scope` hands them over as one.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ContextArgs {
     /// The user's new message.
@@ -106,4 +106,15 @@ pub struct ContextArgs {
     /// Only this agent's memories of the user.
     #[serde(default)]
     pub agent_id: Option<String>,
+}
+
+impl ContextArgs {
+    /// The scope fields, for the same conversion as every other tool's.
+    pub fn scope(&self) -> ScopeArgs {
+        ScopeArgs {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: Some(self.session_id.clone()),
+        }
+    }
 }

@@ -9,7 +9,7 @@ use memloop::{
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, SearchArgs,
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, ScopeArgs, SearchArgs,
 };
 
 /// A memory store and the loop over it (its gate and long-term writer serve
@@ -36,7 +36,7 @@ impl Engine {
     }
 
     pub(crate) fn search(&self, tenant: &str, a: SearchArgs) -> Result<Value> {
-        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let scope = a.scope.in_tenant(tenant)?;
         let mut q = SearchQuery::new(scope, a.query);
         if let Some(k) = a.top_k {
             q.top_k = k;
@@ -50,7 +50,7 @@ impl Engine {
     }
 
     pub(crate) fn add(&self, tenant: &str, a: AddArgs) -> Result<Value> {
-        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let scope = a.scope.in_tenant(tenant)?;
         let kind = a.kind.as_deref().map(Kind::parse).transpose()?;
         let mut m = NewMemory::text(a.text).kind(kind.unwrap_or_default());
         if let Some(metadata) = a.metadata {
@@ -63,7 +63,7 @@ impl Engine {
     /// The write pipeline on one user turn, as `memloop remember` runs it:
     /// the gate, then extraction and reconciliation with stored facts.
     pub(crate) fn remember(&self, tenant: &str, a: RememberArgs) -> Result<Value> {
-        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let scope = a.scope.in_tenant(tenant)?;
         let options = RememberOptions {
             skip_gate: a.skip_gate.unwrap_or(false),
             ..RememberOptions::default()
@@ -90,7 +90,7 @@ impl Engine {
     }
 
     pub(crate) fn forget(&self, tenant: &str, a: ForgetArgs) -> Result<Value> {
-        let scope = scope(tenant, &a.user_id, a.agent_id, a.session_id)?;
+        let scope = a.scope.in_tenant(tenant)?;
         // Through the loop: a purge clears the user's short-term sessions too.
         let report = self.lp.forget(&scope, a.purge.unwrap_or(false))?;
         to_json(&report)
@@ -100,7 +100,7 @@ impl Engine {
     /// recalled memories, the session's recent turns and the input; nothing
     /// is written and no LLM is called.
     pub(crate) fn context(&self, tenant: &str, a: ContextArgs) -> Result<Value> {
-        let scope = scope(tenant, &a.user_id, a.agent_id, Some(a.session_id))?;
+        let scope = a.scope().in_tenant(tenant)?;
         let (request, trace) = self.lp.context(&scope, &a.input)?;
         Ok(json!({
             "system": request.system,
@@ -111,20 +111,18 @@ impl Engine {
     }
 }
 
-fn scope(
-    tenant: &str,
-    user_id: &str,
-    agent_id: Option<String>,
-    session_id: Option<String>,
-) -> Result<Scope> {
-    let scope = Scope {
-        tenant: tenant.to_string(),
-        user_id: Some(user_id.to_string()),
-        agent_id,
-        session_id,
-    };
-    scope.validate()?;
-    Ok(scope)
+impl ScopeArgs {
+    /// The scope in the caller's tenant, every id checked.
+    fn in_tenant(self, tenant: &str) -> Result<Scope> {
+        let scope = Scope {
+            tenant: tenant.to_string(),
+            user_id: Some(self.user_id),
+            agent_id: self.agent_id,
+            session_id: self.session_id,
+        };
+        scope.validate()?;
+        Ok(scope)
+    }
 }
 
 /// A filter as Mem0 sends it (a JSON object) or in memloop's text form.

@@ -61,17 +61,57 @@ fn yes() -> bool {
     true
 }
 
-/// `POST /v1/memories`.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct AddRequest {
-    pub messages: Messages,
+/// Whose memories a request is about, Mem0-style: a user and/or an agent
+/// (at least one), optionally narrowed to one run (memloop's session). The
+/// fields sit at the top level of the request, as Mem0 sends them.
+// Flattened into each request body. The query strings of `GET` and
+// `DELETE /v1/memories` spell the three fields out (utoipa's IntoParams
+// ignores `#[serde(flatten)]` and would document one required parameter
+// named `scope`) and hand them over as a `ScopeFields`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ToSchema)]
+pub struct ScopeFields {
+    /// The user whose memories these are.
     #[serde(default)]
     pub user_id: Option<String>,
+    /// The agent whose memories these are (with a user: that user's
+    /// memories written by this agent).
     #[serde(default)]
     pub agent_id: Option<String>,
     /// The session (memloop's `session_id`, also accepted under that name).
     #[serde(default, alias = "session_id")]
     pub run_id: Option<String>,
+}
+
+impl ScopeFields {
+    /// The scope in the caller's tenant: a user_id or an agent_id is
+    /// required, and every id is checked (a 400 saying which and why).
+    pub fn in_tenant(self, tenant: &Tenant) -> Result<Scope, ApiError> {
+        let scope = Scope {
+            tenant: tenant.0.clone(),
+            user_id: self.user_id,
+            agent_id: self.agent_id,
+            session_id: self.run_id,
+        };
+        scope.validate().map_err(|_| scope_error(&scope))?;
+        Ok(scope)
+    }
+
+    /// Mem0's v2 clients send the scope inside the filters: fills the
+    /// fields not given from there (see [`lift_scope`]).
+    pub fn lift_from(&mut self, filters: &mut Option<Value>) {
+        lift_scope(
+            filters,
+            [&mut self.user_id, &mut self.agent_id, &mut self.run_id],
+        );
+    }
+}
+
+/// `POST /v1/memories`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AddRequest {
+    pub messages: Messages,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
     /// A JSON object stored with each memory (`infer: false` only).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -94,12 +134,8 @@ pub struct AddRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SearchRequest {
     pub query: String,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default, alias = "session_id")]
-    pub run_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
     /// 1 to 1000, default 10 (`limit` is accepted too).
     #[serde(default, alias = "limit")]
     pub top_k: Option<usize>,
@@ -123,6 +159,7 @@ pub struct SearchRequest {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
+    // Spelled out, not a flattened `ScopeFields`: see there.
     pub user_id: Option<String>,
     pub agent_id: Option<String>,
     #[serde(alias = "session_id")]
@@ -142,12 +179,35 @@ pub struct ListParams {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ForgetParams {
+    // Spelled out for the same reason as in `ListParams`.
     pub user_id: Option<String>,
     pub agent_id: Option<String>,
     #[serde(alias = "session_id")]
     pub run_id: Option<String>,
     /// Also delete their history (deleted pages are zeroed).
     pub purge: Option<bool>,
+}
+
+impl ListParams {
+    /// The scope fields of the query string.
+    pub fn scope(&self) -> ScopeFields {
+        ScopeFields {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            run_id: self.run_id.clone(),
+        }
+    }
+}
+
+impl ForgetParams {
+    /// The scope fields of the query string.
+    pub fn scope(&self) -> ScopeFields {
+        ScopeFields {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            run_id: self.run_id.clone(),
+        }
+    }
 }
 
 /// `PUT /v1/memories/{id}`.
@@ -162,19 +222,15 @@ pub struct UpdateRequest {
     pub metadata: Option<Map<String, Value>>,
 }
 
-/// `POST /v1/context` and `POST /v1/turn`.
+/// `POST /v1/context` and `POST /v1/turn`. Here `run_id` is required: the
+/// loop keeps a short-term buffer per session.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct LoopRequest {
     /// What the user says this turn (`query` and `message` are accepted too).
     #[serde(alias = "query", alias = "message")]
     pub input: String,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The session (required: the loop keeps a short-term buffer per session).
-    #[serde(default, alias = "session_id")]
-    pub run_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
 }
 
 /// `POST /v1/sessions/{id}/messages`.
@@ -185,23 +241,6 @@ pub struct AppendRequest {
     /// user (`DELETE /v1/memories?user_id=…&purge=true`) clears it too.
     #[serde(default)]
     pub user_id: Option<String>,
-}
-
-/// The scope of a request in the caller's tenant.
-pub fn scope_of(
-    tenant: &Tenant,
-    user_id: Option<String>,
-    agent_id: Option<String>,
-    run_id: Option<String>,
-) -> Result<Scope, ApiError> {
-    let scope = Scope {
-        tenant: tenant.0.clone(),
-        user_id,
-        agent_id,
-        session_id: run_id,
-    };
-    scope.validate().map_err(|_| scope_error(&scope))?;
-    Ok(scope)
 }
 
 fn scope_error(scope: &Scope) -> ApiError {
@@ -326,6 +365,51 @@ mod tests {
         assert_eq!(u.as_deref(), Some("carol"));
         assert_eq!(a.as_deref(), Some("x"));
         assert_eq!(f, Some(serde_json::json!({"user_id": "bob"})));
+    }
+
+    #[test]
+    fn the_scope_fields_sit_at_the_top_of_every_body() {
+        let scope = |u: Option<&str>, a: Option<&str>, r: Option<&str>| ScopeFields {
+            user_id: u.map(str::to_string),
+            agent_id: a.map(str::to_string),
+            run_id: r.map(str::to_string),
+        };
+        for run in ["run_id", "session_id"] {
+            let v = serde_json::json!({
+                "query": "q", "input": "i", "messages": "m",
+                "user_id": "u", "agent_id": "a", run: "s",
+            });
+            let want = scope(Some("u"), Some("a"), Some("s"));
+            let add: AddRequest = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(add.scope, want, "{run}");
+            assert!(add.infer, "the other defaults still apply");
+            let search: SearchRequest = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(search.scope, want, "{run}");
+            let mut v = v;
+            v.as_object_mut().unwrap().remove("query"); // an alias of input
+            let lp: LoopRequest = serde_json::from_value(v).unwrap();
+            assert_eq!(lp.scope, want, "{run}");
+        }
+        // Absent and null are both "not given"; other fields stay typed.
+        let s: SearchRequest =
+            serde_json::from_value(serde_json::json!({"query": "q", "agent_id": null, "top_k": 3}))
+                .unwrap();
+        assert_eq!(s.scope, ScopeFields::default());
+        assert_eq!(s.top_k, Some(3));
+        for bad in [
+            serde_json::json!({"query": "q", "user_id": 5}),
+            serde_json::json!({"query": "q", "run_id": ["s"]}),
+            // Both names of the session, as before: a duplicate field.
+            serde_json::json!({"query": "q", "user_id": "u", "run_id": "a", "session_id": "b"}),
+        ] {
+            assert!(serde_json::from_value::<SearchRequest>(bad).is_err());
+        }
+        // lift_from fills only what the body did not name.
+        let mut f = Some(serde_json::json!({"AND": [{"user_id": "x"}, {"run_id": "r"}]}));
+        let mut fields = scope(None, Some("a"), None);
+        fields.lift_from(&mut f);
+        assert_eq!(fields, scope(Some("x"), Some("a"), Some("r")));
+        assert_eq!(f, Some(serde_json::json!({})));
     }
 
     #[test]

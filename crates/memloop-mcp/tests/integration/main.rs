@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod http;
+mod scope;
 mod stream;
 
 use std::sync::{Arc, OnceLock};

@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_top_k, lift_scope, parse_filter_value, scope_of, AddRequest, SearchRequest, MAX_PAGE,
+    check_top_k, parse_filter_value, AddRequest, ScopeFields, SearchRequest, MAX_PAGE,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -83,12 +83,8 @@ pub struct ListRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub filters: Option<Value>,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default, alias = "session_id")]
-    pub run_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -118,10 +114,7 @@ pub async fn list(
     ApiQuery(page): ApiQuery<PageParams>,
     ApiJson(mut req): ApiJson<ListRequest>,
 ) -> ApiResult {
-    lift_scope(
-        &mut req.filters,
-        [&mut req.user_id, &mut req.agent_id, &mut req.run_id],
-    );
+    req.scope.lift_from(&mut req.filters);
     let size = check_top_k("page_size", page.page_size.unwrap_or(100))?;
     let number = page.page.unwrap_or(1);
     if number == 0 || number > MAX_PAGE {
@@ -130,7 +123,7 @@ pub async fn list(
         )));
     }
     let q = ListQuery {
-        scope: scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?,
+        scope: req.scope.in_tenant(&tenant)?,
         filter: parse_filter_value(req.filters)?,
         limit: size,
         // Both bounded above: (MAX_PAGE - 1) × 1000 fits any usize we run on.

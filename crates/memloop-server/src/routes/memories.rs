@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_id, check_offset, check_top_k, lift_scope, parse_filter_text, parse_filter_value,
-    scope_of, AddRequest, ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
+    check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, AddRequest,
+    ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -42,7 +42,7 @@ pub async fn add(
     tenant: Tenant,
     ApiJson(req): ApiJson<AddRequest>,
 ) -> ApiResult {
-    let scope = scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?;
+    let scope = req.scope.in_tenant(&tenant)?;
     let from_list = matches!(req.messages, crate::body::Messages::List(_));
     let messages = req.messages.into_list()?;
     for m in &messages {
@@ -143,11 +143,8 @@ pub async fn search(
     tenant: Tenant,
     ApiJson(mut req): ApiJson<SearchRequest>,
 ) -> ApiResult {
-    lift_scope(
-        &mut req.filters,
-        [&mut req.user_id, &mut req.agent_id, &mut req.run_id],
-    );
-    let scope = scope_of(&tenant, req.user_id, req.agent_id, req.run_id)?;
+    req.scope.lift_from(&mut req.filters);
+    let scope = req.scope.in_tenant(&tenant)?;
     let mut q = SearchQuery::new(scope, req.query);
     q.top_k = check_top_k("top_k", req.top_k.unwrap_or(10))?;
     q.filter = parse_filter_value(req.filters)?;
@@ -179,7 +176,7 @@ pub async fn list(
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> ApiResult {
     let q = ListQuery {
-        scope: scope_of(&tenant, p.user_id, p.agent_id, p.run_id)?,
+        scope: p.scope().in_tenant(&tenant)?,
         filter: parse_filter_text(p.filter.as_deref())?,
         kinds: p
             .kind
@@ -213,7 +210,7 @@ pub async fn forget(
     tenant: Tenant,
     ApiQuery(p): ApiQuery<ForgetParams>,
 ) -> ApiResult {
-    let scope = scope_of(&tenant, p.user_id, p.agent_id, p.run_id)?;
+    let scope = p.scope().in_tenant(&tenant)?;
     let purge = p.purge.unwrap_or(false);
     let lp = state.memory_loop().clone();
     let report = blocking(move || lp.forget(&scope, purge)).await?;

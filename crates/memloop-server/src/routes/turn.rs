@@ -7,18 +7,18 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
-use crate::body::{scope_of, LoopRequest};
+use crate::body::LoopRequest;
 use crate::error::{ApiError, ApiJson};
 use crate::openapi::{ContextResponse, ErrorBody, TurnResponse};
 use crate::state::{blocking, AppState};
 
 fn loop_scope(tenant: &Tenant, req: LoopRequest) -> Result<(memloop::Scope, String), ApiError> {
-    if req.run_id.is_none() {
+    if req.scope.run_id.is_none() {
         return Err(ApiError::invalid(
             "the loop works per session: give run_id (the session id)",
         ));
     }
-    let scope = scope_of(tenant, req.user_id, req.agent_id, req.run_id)?;
+    let scope = req.scope.in_tenant(tenant)?;
     Ok((scope, req.input))
 }
 

@@ -11,6 +11,7 @@ mod mem0;
 mod mem0_client;
 mod openapi;
 mod routes;
+mod scope;
 mod socket;
 mod tenants;
 

@@ -241,3 +241,39 @@ async fn response_schemas_match_real_responses() {
     let sess = call(app, "GET", "/v1/sessions/s", Some(KEY_A), None).await;
     assert_subset(&keys(sess.ok()), &named(&doc, "SessionResponse"), "session");
 }
+
+/// Every request that carries a scope documents its three fields: the
+/// bodies through the shared `ScopeFields` schema, the query strings as
+/// three optional parameters (not one object named `scope`).
+#[tokio::test]
+async fn every_scoped_request_documents_the_scope_fields() {
+    let s = server();
+    let doc = document(&s.app).await;
+    let scope: BTreeSet<String> = ["user_id", "agent_id", "run_id"].map(String::from).into();
+    for body in ["AddRequest", "SearchRequest", "LoopRequest", "ListRequest"] {
+        let fields = named(&doc, body);
+        assert!(scope.is_subset(&fields), "{body}: {fields:?}");
+    }
+    let shared = &doc["components"]["schemas"]["ScopeFields"];
+    assert!(shared["required"].as_array().is_none_or(Vec::is_empty));
+    for field in &scope {
+        let description = shared["properties"][field]["description"].as_str();
+        assert!(description.is_some_and(|d| !d.is_empty()), "{field}");
+    }
+    for (method, path) in [("get", "/v1/memories"), ("delete", "/v1/memories")] {
+        let params = doc["paths"][path][method]["parameters"].as_array().unwrap();
+        let query: BTreeSet<String> = params
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(scope.is_subset(&query), "{method} {path}: {query:?}");
+        assert!(!query.contains("scope"), "{method} {path}");
+        for p in params
+            .iter()
+            .filter(|p| scope.contains(p["name"].as_str().unwrap()))
+        {
+            assert_eq!(p["required"], false, "{method} {path}: {p}");
+        }
+    }
+}
