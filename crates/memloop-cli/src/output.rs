@@ -84,6 +84,13 @@ impl Output {
                 printable(&h.record.text),
                 printable(&h.record.id)
             );
+            if let Some(r) = &h.superseded_by {
+                println!(
+                    "      stale: since replaced by {}  [{}]",
+                    printable(&r.text),
+                    printable(&r.id)
+                );
+            }
         }
         Ok(())
     }

@@ -225,6 +225,12 @@ pub struct MemoryRecord {
     /// sha256 of the normalised text (for an episode, with its turn ids):
     /// equal hashes in one scope are the same memory.
     pub content_hash: String,
+    /// The id of what replaced this memory's claim: a superseded fact's
+    /// successor, or for an episode the fact that superseded one distilled
+    /// from it. Not on the wire as such: a search hit shows the current
+    /// replacement (`SearchHit::superseded_by`).
+    #[serde(skip)]
+    pub superseded_by: Option<String>,
 }
 
 impl MemoryRecord {
@@ -311,6 +317,18 @@ pub struct SearchHit {
     /// The ranking score in 0..1 (higher is better).
     pub score: f32,
     pub scores: SignalScores,
+    /// Set when the hit holds a claim that is no longer true: the current
+    /// memory that replaced it. Such a hit ranks below that memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<Replacement>,
+}
+
+/// The current memory that replaced a stale hit's claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replacement {
+    pub id: String,
+    #[serde(rename = "memory")]
+    pub text: String,
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ fn record(metadata: Value) -> MemoryRecord {
         last_accessed_at: None,
         provenance: Provenance::default(),
         content_hash: String::new(),
+        superseded_by: None,
     }
 }
 

@@ -29,7 +29,12 @@
 //! `old` is still current and in `scope`'s partition: of two concurrent
 //! supersessions of the same memory exactly one succeeds, the other answers
 //! [`Error::InvalidInput`] ("already deleted or superseded"), so a fact has
-//! at most one current successor.
+//! at most one current successor. In the same transaction the current
+//! episodes `old` was distilled from (its session and a turn id in common)
+//! are marked as holding a claim `new` replaced (`superseded_by`): they stay
+//! current, as what was said, and `search` names the current replacement on
+//! them (`SearchHit::superseded_by`, following later supersessions) and
+//! ranks them below it when both are found.
 //!
 //! **Idempotent inserts.** Inserting a text that is current in the same
 //! scope with the same kind (the normalised content hash; for an episode

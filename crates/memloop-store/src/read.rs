@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use memloop_core::fusion::{fuse, keyword_part, vector_part, Range};
 use memloop_core::{
-    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
-    SignalScores,
+    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Replacement, Result, Scope,
+    SearchHit, SignalScores,
 };
 use rusqlite::{params_from_iter, OptionalExtension};
 
@@ -271,7 +271,7 @@ impl EmbeddedStore {
         ranked.truncate(q.top_k * 2 + 10);
         let records = self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
         let now = now_millis();
-        let mut out = Vec::with_capacity(q.top_k);
+        let mut out = Vec::with_capacity(ranked.len());
         for (row, scores, score) in ranked {
             let Some(record) = records.get(&row) else {
                 continue;
@@ -287,12 +287,57 @@ impl EmbeddedStore {
                 record: record.clone(),
                 score,
                 scores,
+                superseded_by: None,
             });
-            if out.len() == q.top_k {
-                break;
-            }
         }
+        self.mark_stale(&q.scope.tenant, &mut out, now)?;
+        // Stable: hits a demotion did not touch keep their order.
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        out.truncate(q.top_k);
         Ok(out)
+    }
+
+    /// Names, on each hit holding a claim that was superseded, the current
+    /// memory that replaced it (following successors), and ranks the hit
+    /// just below that memory when both were found: the current fact
+    /// answers the question the stale episode seemed to.
+    fn mark_stale(&self, tenant: &str, hits: &mut [SearchHit], now: i64) -> Result<()> {
+        // A chain of corrections is short; the bound only guards against a cycle.
+        const MAX_CHAIN: usize = 32;
+        let scores: HashMap<String, f32> = hits
+            .iter()
+            .map(|h| (h.record.id.clone(), h.score))
+            .collect();
+        for hit in hits.iter_mut() {
+            let Some(mut next) = hit.record.superseded_by.clone() else {
+                continue;
+            };
+            let mut current = None;
+            for _ in 0..MAX_CHAIN {
+                let Ok(rec) = self.get(tenant, &next) else {
+                    break;
+                };
+                if rec.is_current(now) {
+                    current = Some(rec);
+                    break;
+                }
+                match rec.superseded_by {
+                    Some(id) => next = id,
+                    None => break,
+                }
+            }
+            let Some(rec) = current else {
+                continue;
+            };
+            if let Some(&above) = scores.get(&rec.id) {
+                hit.score = hit.score.min(above - 1e-6).max(0.0);
+            }
+            hit.superseded_by = Some(Replacement {
+                id: rec.id,
+                text: rec.text,
+            });
+        }
+        Ok(())
     }
 
     fn allowed_rows(&self, partition: &str, q: &SearchQuery) -> Result<HashSet<i64>> {

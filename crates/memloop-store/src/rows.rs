@@ -7,7 +7,7 @@ use rusqlite::Row;
 pub const RECORD_COLUMNS: &str =
     "row, id, tenant, user_id, agent_id, session_id, kind, text, metadata, \
      created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, \
-     last_accessed_at, provenance, content_hash, context";
+     last_accessed_at, provenance, content_hash, context, superseded_by";
 
 pub fn record_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, MemoryRecord)> {
     let kind: String = r.get(6)?;
@@ -35,6 +35,7 @@ pub fn record_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, MemoryRecord)> {
         provenance: serde_json::from_str::<Provenance>(&provenance).unwrap_or_default(),
         content_hash: r.get(18)?,
         context: r.get(19)?,
+        superseded_by: r.get(20)?,
     };
     Ok((r.get(0)?, record))
 }

@@ -82,6 +82,12 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_due ON outbox (next_at);
 "#,
+    r#"
+-- What replaced a memory's claim: for a superseded fact, its successor; for
+-- an episode, the fact that superseded one it was distilled into (the
+-- episode stays current, as said, but is known to hold a stale claim).
+ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

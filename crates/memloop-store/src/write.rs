@@ -56,6 +56,39 @@ fn log_history(
     Ok(())
 }
 
+/// Marks the current episodes `old` was distilled from (same session, a
+/// turn in common: its provenance) as holding a claim `new_id` replaced.
+/// The episodes stay current (they are what was said), but search ranks
+/// them below the replacement and says so.
+fn mark_evidence(
+    tx: &Transaction<'_>,
+    partition: &str,
+    old: &MemoryRecord,
+    new_id: &str,
+) -> Result<()> {
+    if old.kind == memloop_core::Kind::Episode || old.provenance.turn_ids.is_empty() {
+        return Ok(());
+    }
+    let turn_ids = serde_json::to_string(&old.provenance.turn_ids)
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    tx.prepare_cached(
+        "UPDATE memories SET superseded_by = ?1 \
+         WHERE partition = ?2 AND valid_until IS NULL AND kind = 'episode' \
+         AND json_extract(provenance, '$.session_id') IS ?3 \
+         AND EXISTS (SELECT 1 FROM json_each(provenance, '$.turn_ids') AS t \
+                     WHERE t.value IN (SELECT value FROM json_each(?4)))",
+    )
+    .map_err(sql_err)?
+    .execute(params![
+        new_id,
+        partition,
+        old.provenance.session_id,
+        turn_ids
+    ])
+    .map_err(sql_err)?;
+    Ok(())
+}
+
 fn get_by_id(conn: &Connection, tenant: &str, id: &str) -> Result<(i64, String, MemoryRecord)> {
     let found = conn
         .prepare_cached(&format!(
@@ -64,7 +97,7 @@ fn get_by_id(conn: &Connection, tenant: &str, id: &str) -> Result<(i64, String, 
         .map_err(sql_err)?
         .query_row([id], |r| {
             let (row, rec) = record_from_row(r)?;
-            Ok((row, r.get::<_, String>(20)?, rec))
+            Ok((row, r.get::<_, String>(21)?, rec))
         })
         .optional()
         .map_err(sql_err)?;
@@ -254,15 +287,16 @@ impl EmbeddedStore {
             .unwrap_or(now)
             .min(now)
             .max(old.valid_from.saturating_add(1).min(now));
-        tx.execute(
-            "UPDATE memories SET valid_until = ?1, updated_at = ?2 WHERE row = ?3",
-            params![end, now, row],
-        )
-        .map_err(sql_err)?;
-        log_change(&tx, &partition, row)?;
         let hash = identity_hash(&m);
         let new_text = m.text.clone();
         let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
+        tx.execute(
+            "UPDATE memories SET valid_until = ?1, updated_at = ?2, superseded_by = ?3 WHERE row = ?4",
+            params![end, now, added.id, row],
+        )
+        .map_err(sql_err)?;
+        log_change(&tx, &partition, row)?;
+        mark_evidence(&tx, &partition, &old, &added.id)?;
         log_history(
             &tx,
             old_id,
@@ -276,6 +310,7 @@ impl EmbeddedStore {
         tx.commit().map_err(sql_err)?;
         old.valid_until = Some(end);
         old.updated_at = now;
+        old.superseded_by = Some(added.id.clone());
         Ok((added, old))
     }
 
@@ -523,6 +558,7 @@ fn add_in(
         last_accessed_at: None,
         provenance: m.provenance,
         content_hash: hash,
+        superseded_by: None,
     };
     let row = insert_row(tx, partition, &record, v)?;
     log_history(

@@ -301,6 +301,21 @@ pub struct LoopConfig {
     /// Fold turns leaving the window into a rolling summary of at most this
     /// many tokens (0: no summary).
     pub summary_tokens: usize,
+    /// What the prompt does with a retrieved memory whose claim was
+    /// superseded (an episode that said "I live in Paris" after the move to
+    /// Berlin was recorded): `annotate` (the default) shows it with its date
+    /// and what replaced it, `omit` leaves it out.
+    pub stale: StaleMemories,
+}
+
+/// See [`LoopConfig::stale`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StaleMemories {
+    /// Annotated: an episode often holds other claims that are still true.
+    #[default]
+    Annotate,
+    Omit,
 }
 
 impl Default for LoopConfig {
@@ -316,6 +331,7 @@ impl Default for LoopConfig {
             gate: GateConfig::default(),
             llm_gate: false,
             summary_tokens: 200,
+            stale: StaleMemories::default(),
         }
     }
 }

@@ -24,7 +24,9 @@ mod tokens;
 mod turn;
 mod write;
 
-pub use config::{default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig};
+pub use config::{
+    default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig, StaleMemories,
+};
 pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};

@@ -233,7 +233,7 @@ mod tests {
         let store = config.open().expect("Redis must run on 127.0.0.1:6379");
         let session = format!("lazy-{}", uuid::Uuid::now_v7());
         let n = store
-            .append("lazy-test", &session, &[Turn::new("user", "hello")])
+            .append("lazy-test", &session, &[Turn::new(Role::User, "hello")])
             .unwrap();
         assert_eq!(n, 1);
         assert_eq!(store.read("lazy-test", &session).unwrap().len(), 1);

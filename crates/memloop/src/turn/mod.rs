@@ -20,7 +20,7 @@ pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace};
 
-use crate::config::LoopConfig;
+use crate::config::{LoopConfig, StaleMemories};
 use crate::tokens::TokenCounter;
 use crate::write::{LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery};
@@ -268,7 +268,8 @@ impl MemoryLoop {
         query.min_score = self.cfg.min_score;
         let mut hits = self.memory.search_by_vector(&query, &vector)?;
         hits.retain(|h| {
-            h.scores.bm25.is_some() || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity
+            (h.scores.bm25.is_some() || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity)
+                && (self.cfg.stale == StaleMemories::Annotate || h.superseded_by.is_none())
         });
         t.search_us = micros(s);
 
@@ -277,7 +278,12 @@ impl MemoryLoop {
             .iter()
             .map(|h| MemoryLine {
                 id: h.record.id.clone(),
-                text: h.record.text.clone(),
+                // Shown with its date (below) and what replaced it, so the
+                // model reads it as what was once said, not as current.
+                text: match &h.superseded_by {
+                    Some(r) => format!("{} (no longer true; now: {})", h.record.text, r.text),
+                    None => h.record.text.clone(),
+                },
                 date: h.record.valid_from,
                 from_this_session_at: (h.record.provenance.session_id.as_deref() == Some(session))
                     .then_some(h.record.created_at),
@@ -323,6 +329,7 @@ impl MemoryLoop {
                 score: h.score,
                 scores: h.scores,
                 included,
+                superseded_by: h.superseded_by,
             })
             .collect();
         TurnTrace {

@@ -2,7 +2,7 @@
 //! went into the prompt, never a second query.
 
 use memloop_core::context::TokenCounts;
-use memloop_core::{Event, Kind, SignalScores};
+use memloop_core::{Event, Kind, Replacement, SignalScores};
 use memloop_rules::gate::GateDecision;
 
 use crate::write::WriteEvent;
@@ -19,6 +19,9 @@ pub struct RetrievedMemory {
     pub score: f32,
     pub scores: SignalScores,
     pub included: bool,
+    /// Set when its claim was superseded: the current memory that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<Replacement>,
 }
 
 /// Microseconds per stage. `overhead_us` is everything but the LLM and the

@@ -6,6 +6,7 @@ mod crash;
 mod index;
 mod pipeline;
 mod props;
+mod stale;
 mod stub;
 mod turn;
 
