@@ -4,8 +4,10 @@ use crate::Scope;
 
 /// What a long-term memory holds: a distilled fact, a raw episode (a turn of a
 /// past session), or a procedure (a sequence of steps that worked or failed).
+/// Read from JSON through [`Kind::parse`], so every front end refuses an
+/// unknown kind with the same message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Kind {
     #[default]
     Fact,
@@ -31,6 +33,17 @@ impl Kind {
                 "unknown kind {other:?}: use fact, episode or procedure"
             ))),
         }
+    }
+}
+
+impl TryFrom<String> for Kind {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Kind, String> {
+        Kind::parse(&s).map_err(|e| match e {
+            crate::Error::InvalidInput(m) => m,
+            other => other.to_string(),
+        })
     }
 }
 

@@ -157,3 +157,44 @@ async fn agent_id_and_session_id_narrow_searches_and_forgets() {
     client.cancel().await.unwrap();
     server.await.unwrap();
 }
+
+/// `kind` is read as the library's `Kind`: an unknown one is refused with
+/// the same message the REST body and the CLI give, and stores nothing.
+#[tokio::test]
+async fn an_unknown_kind_is_refused_with_the_librarys_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, server) = connect(dir.path()).await;
+    let c = client.peer();
+    let (_, message) = tool_error(
+        c,
+        "memory_add",
+        json!({"text": "Alice gossips", "user_id": "alice", "kind": "gossip"}),
+    )
+    .await;
+    assert!(
+        message.contains("unknown kind \"gossip\": use fact, episode or procedure"),
+        "{message}"
+    );
+    let added = ok(
+        c,
+        "memory_add",
+        json!({"text": "Alice keeps a diary", "user_id": "alice", "kind": "episode"}),
+    )
+    .await;
+    assert_eq!(added["results"].as_array().unwrap().len(), 1, "{added}");
+    let found = ok(
+        c,
+        "memory_search",
+        json!({"query": "gossip diary", "user_id": "alice"}),
+    )
+    .await;
+    let texts: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["memory"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, vec!["Alice keeps a diary"]);
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}
