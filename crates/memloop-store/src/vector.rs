@@ -328,6 +328,20 @@ mod tests {
         ann.save(&path).unwrap();
         let back = VectorIndex::load_ann(dim, &path).unwrap();
         assert_eq!(back.len(), 2000);
-        assert_eq!(back.search(&items[7].1, 1, None).unwrap()[0].0, 7);
+        // The saved graph is the same graph: it answers every query as the
+        // one in memory did. (Not "item 7 finds itself first": the graph
+        // is approximate and built by concurrent threads, and under load it
+        // sometimes missed, failing CI for no fault of saving.)
+        let ids = |index: &VectorIndex, q: &[f32]| -> Vec<i64> {
+            index
+                .search(q, 10, None)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect()
+        };
+        for (_, v) in items.iter().take(50) {
+            assert_eq!(ids(&back, v), ids(&ann, v));
+        }
     }
 }
