@@ -1078,3 +1078,74 @@ fn chat_without_a_model_says_how_to_configure_one_and_shows_the_context() {
         "{stdout}"
     );
 }
+
+/// The `memory_write` events a command logged (`--log-format json`), parsed.
+fn write_events(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "memory_write")
+        .collect()
+}
+
+/// Writes outside a turn are logged too, naming whose they were, with the
+/// ids written and no text: `add` and `remember` (kept and skipped).
+#[test]
+fn add_and_remember_log_a_memory_write_naming_tenant_and_user() {
+    let s = Store::new();
+    let add = |args: &[&str]| {
+        let mut all = vec!["--log-format", "json"];
+        all.extend_from_slice(args);
+        all.push("--json");
+        let out = s.run(&all);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        (
+            one_json_document(&out.stdout, args),
+            write_events(&out.stderr),
+        )
+    };
+
+    let (added, events) = add(&[
+        "add",
+        "--user",
+        "u1",
+        "--agent",
+        "a1",
+        "Ada likes green tea",
+    ]);
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(e["source"], "add");
+    assert_eq!(e["tenant"], "default");
+    assert_eq!(e["user_id"], "u1");
+    assert_eq!(e["agent_id"], "a1");
+    let writes: Value = serde_json::from_str(e["writes"].as_str().unwrap()).unwrap();
+    assert_eq!(writes[0]["id"], results(&added)[0]["id"]);
+    assert_eq!(writes[0]["event"], "ADD");
+    assert!(
+        !e.to_string().contains("green tea"),
+        "no text in the log: {e}"
+    );
+
+    let (kept, events) = add(&["remember", "--user", "u2", "I live in Paris"]);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["source"], "remember");
+    assert_eq!(events[0]["user_id"], "u2");
+    assert_eq!(events[0]["persisted"], true);
+    let writes: Value = serde_json::from_str(events[0]["writes"].as_str().unwrap()).unwrap();
+    let ids: Vec<&Value> = writes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| &w["id"])
+        .collect();
+    for r in results(&kept) {
+        assert!(ids.contains(&&r["id"]), "{r} not in {writes}");
+    }
+    assert!(!events[0].to_string().contains("Paris"));
+
+    let (_, events) = add(&["remember", "--user", "u2", "Hi there!"]);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["persisted"], false);
+    assert_eq!(events[0]["writes"], "[]");
+}

@@ -15,6 +15,7 @@
 //! ```
 
 mod config;
+mod events;
 mod lazy;
 mod memory;
 mod open;

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memloop_core::{
-    validate_memory_id, Embedder, EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory,
+    validate_memory_id, Embedder, EmbedderInfo, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
     Result, Scope, SearchHit, WriteResult,
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
@@ -14,6 +14,7 @@ use memloop_longterm::{
 use memloop_store::StoreOptions;
 
 use crate::config::{Config, EmbedderConfig};
+use crate::events::{log_writes, WriteLog};
 use crate::lazy::LazyEmbedder;
 
 /// A memory store opened on a data directory. Cheap to share across threads
@@ -123,7 +124,20 @@ impl Memory {
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
         let vectors = self.embedder.embed_batch(&texts)?;
-        self.add_embedded(scope, memories.into_iter().zip(vectors).collect())
+        let kinds: Vec<Kind> = memories.iter().map(|m| m.kind).collect();
+        let written = self.add_embedded(scope, memories.into_iter().zip(vectors).collect())?;
+        let logged: Vec<WriteLog> = written
+            .iter()
+            .zip(kinds)
+            .map(|(w, kind)| WriteLog {
+                id: &w.id,
+                event: w.event,
+                kind,
+                bytes: w.memory.len(),
+            })
+            .collect();
+        log_writes(scope, "add", true, &logged);
+        Ok(written)
     }
 
     /// Stores memories whose vectors were computed by the caller (with this

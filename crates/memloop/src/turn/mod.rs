@@ -149,7 +149,7 @@ impl MemoryLoop {
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
 
-        let mut trace = self.new_trace(session, input, &ctx, retrieved);
+        let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
         let reply = match &self.llm {
             Some(llm) => {
                 let s = Instant::now();
@@ -234,7 +234,7 @@ impl MemoryLoop {
         } = self.prepare(scope, session, input, &mut t)?;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
-        let mut trace = self.new_trace(session, input, &ctx, retrieved);
+        let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
         t.total_us = micros(started);
         t.overhead_us = t.total_us.saturating_sub(t.embed_query_us);
         trace.timings = t;
@@ -314,6 +314,7 @@ impl MemoryLoop {
 
     fn new_trace(
         &self,
+        scope: &Scope,
         session: &str,
         input: &str,
         ctx: &AssembledContext,
@@ -334,6 +335,8 @@ impl MemoryLoop {
             .collect();
         TurnTrace {
             turn_id: uuid_v7(),
+            tenant: scope.tenant.clone(),
+            user_id: scope.user_id.clone(),
             session_id: session.to_string(),
             query: input.to_string(),
             retrieved,

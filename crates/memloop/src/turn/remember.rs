@@ -9,6 +9,7 @@ use memloop_rules::gate::GateDecision;
 use serde::Serialize;
 
 use super::{MemoryLoop, Timings};
+use crate::events::{log_writes, WriteLog};
 use crate::write::{TurnToWrite, WriteEvent};
 
 /// How to remember a message.
@@ -53,6 +54,7 @@ impl MemoryLoop {
             self.decide(text, &mut Timings::default())
         };
         if !gate.persist {
+            log_writes(scope, "remember", false, &[]);
             return Ok(Remembered {
                 gate,
                 events: Vec::new(),
@@ -74,6 +76,8 @@ impl MemoryLoop {
             vector: None,
         };
         let report = self.writer.write(&self.memory, &turn)?;
+        let logged: Vec<WriteLog> = report.events.iter().map(WriteLog::of).collect();
+        log_writes(scope, "remember", true, &logged);
         let mut notes = report.notes;
         notes.extend(report.deferred);
         Ok(Remembered {

@@ -2,9 +2,10 @@
 //! went into the prompt, never a second query.
 
 use memloop_core::context::TokenCounts;
-use memloop_core::{Event, Kind, Replacement, SignalScores};
+use memloop_core::{Kind, Replacement, SignalScores};
 use memloop_rules::gate::GateDecision;
 
+use crate::events::WriteLog;
 use crate::write::WriteEvent;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +58,11 @@ pub struct TraceTokens {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnTrace {
     pub turn_id: String,
+    /// Whose turn it was: the tenant and user its memories belong to.
+    #[serde(default)]
+    pub tenant: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
     pub session_id: String,
     pub query: String,
     pub retrieved: Vec<RetrievedMemory>,
@@ -94,15 +100,6 @@ struct RetrievedLog<'a> {
     score: f32,
     bytes: usize,
     included: bool,
-}
-
-/// A write as logged without its texts or reason (reasons quote the facts).
-#[derive(Serialize)]
-struct WriteLog<'a> {
-    id: &'a str,
-    event: Event,
-    kind: Kind,
-    bytes: usize,
 }
 
 impl TurnTrace {
@@ -146,6 +143,8 @@ impl TurnTrace {
         tracing::info!(
             event = "memory_retrieval",
             turn_id = %self.turn_id,
+            tenant = %self.tenant,
+            user_id = self.user_id.as_deref().unwrap_or(""),
             session_id = %self.session_id,
             query_bytes = self.query.len(),
             count = self.retrieved.len(),
@@ -154,20 +153,14 @@ impl TurnTrace {
             input_tokens = self.tokens.input.total_input,
             "memory_retrieval"
         );
-        let writes: Vec<WriteLog> = self
-            .writes
-            .iter()
-            .map(|w| WriteLog {
-                id: &w.id,
-                event: w.event,
-                kind: w.kind,
-                bytes: w.memory.len(),
-            })
-            .collect();
+        let writes: Vec<WriteLog> = self.writes.iter().map(WriteLog::of).collect();
         let writes = serde_json::to_string(&writes).unwrap_or_default();
         tracing::info!(
             event = "memory_write",
+            source = "turn",
             turn_id = %self.turn_id,
+            tenant = %self.tenant,
+            user_id = self.user_id.as_deref().unwrap_or(""),
             session_id = %self.session_id,
             persisted = self.gate.persist,
             writes = %writes,
@@ -183,6 +176,8 @@ impl TurnTrace {
         tracing::info!(
             event = "memory_retrieval",
             turn_id = %self.turn_id,
+            tenant = %self.tenant,
+            user_id = self.user_id.as_deref().unwrap_or(""),
             session_id = %self.session_id,
             query = %self.query,
             count = self.retrieved.len(),
@@ -194,7 +189,10 @@ impl TurnTrace {
         let writes = serde_json::to_string(&self.writes).unwrap_or_default();
         tracing::info!(
             event = "memory_write",
+            source = "turn",
             turn_id = %self.turn_id,
+            tenant = %self.tenant,
+            user_id = self.user_id.as_deref().unwrap_or(""),
             session_id = %self.session_id,
             persisted = self.gate.persist,
             reason = %self.gate.reason,

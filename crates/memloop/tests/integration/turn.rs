@@ -237,3 +237,17 @@ fn a_kept_turn_embeds_its_input_once() {
         hits[0].scores
     );
 }
+
+/// The trace names whose turn it was, as its events do.
+#[test]
+fn the_trace_names_the_tenant_and_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let lp = offline(dir.path());
+    let scope = Scope::user("dana").with_session("s1").with_tenant("acme");
+    let (_, trace) = lp.context(&scope, "What do I like?").unwrap();
+    assert_eq!(trace.tenant, "acme");
+    assert_eq!(trace.user_id.as_deref(), Some("dana"));
+    let json = serde_json::to_value(&trace).unwrap();
+    assert_eq!(json["tenant"], "acme");
+    assert_eq!(json["user_id"], "dana");
+}
