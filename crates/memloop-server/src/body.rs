@@ -2,6 +2,7 @@
 //! string), `user_id` / `agent_id` / `run_id` (run = memloop's session),
 //! `metadata`, `infer`, `query`, `top_k` (or `limit`), `filters`.
 
+use memloop::short_term::Role;
 use memloop::{Filter, Kind, Scope};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -46,12 +47,7 @@ impl Messages {
             }],
         };
         for m in &list {
-            if !matches!(m.role.as_str(), "user" | "assistant" | "system" | "tool") {
-                return Err(ApiError::invalid(format!(
-                    "unknown role {:?}: use user, assistant, system or tool",
-                    m.role
-                )));
-            }
+            Role::parse(&m.role)?;
         }
         Ok(list)
     }
@@ -64,11 +60,13 @@ fn yes() -> bool {
 /// Whose memories a request is about, Mem0-style: a user and/or an agent
 /// (at least one), optionally narrowed to one run (memloop's session). The
 /// fields sit at the top level of the request, as Mem0 sends them.
-// Flattened into each request body. The query strings of `GET` and
-// `DELETE /v1/memories` spell the three fields out (utoipa's IntoParams
-// ignores `#[serde(flatten)]` and would document one required parameter
-// named `scope`) and hand them over as a `ScopeFields`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ToSchema)]
+// Flattened into each request body. A query string (`GET` and `DELETE
+// /v1/memories`) is read into it by an extractor of its own, beside the
+// route's other parameters: utoipa's IntoParams ignores
+// `#[serde(flatten)]` (it would document one required parameter named
+// `scope`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ToSchema, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ScopeFields {
     /// The user whose memories these are.
     #[serde(default)]
@@ -159,11 +157,6 @@ pub struct SearchRequest {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
-    // Spelled out, not a flattened `ScopeFields`: see there.
-    pub user_id: Option<String>,
-    pub agent_id: Option<String>,
-    #[serde(alias = "session_id")]
-    pub run_id: Option<String>,
     /// At most 1000, default 100.
     pub limit: Option<usize>,
     pub offset: Option<usize>,
@@ -179,35 +172,8 @@ pub struct ListParams {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ForgetParams {
-    // Spelled out for the same reason as in `ListParams`.
-    pub user_id: Option<String>,
-    pub agent_id: Option<String>,
-    #[serde(alias = "session_id")]
-    pub run_id: Option<String>,
     /// Also delete their history (deleted pages are zeroed).
     pub purge: Option<bool>,
-}
-
-impl ListParams {
-    /// The scope fields of the query string.
-    pub fn scope(&self) -> ScopeFields {
-        ScopeFields {
-            user_id: self.user_id.clone(),
-            agent_id: self.agent_id.clone(),
-            run_id: self.run_id.clone(),
-        }
-    }
-}
-
-impl ForgetParams {
-    /// The scope fields of the query string.
-    pub fn scope(&self) -> ScopeFields {
-        ScopeFields {
-            user_id: self.user_id.clone(),
-            agent_id: self.agent_id.clone(),
-            run_id: self.run_id.clone(),
-        }
-    }
 }
 
 /// `PUT /v1/memories/{id}`.

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::auth::Tenant;
 use crate::body::{
     check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, AddRequest,
-    ForgetParams, ListParams, Message, SearchRequest, UpdateRequest,
+    ForgetParams, ListParams, Message, ScopeFields, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -163,7 +163,7 @@ pub async fn search(
 /// The memories of a scope, newest first.
 #[utoipa::path(
     get, path = "/v1/memories", tag = "memories",
-    params(ListParams),
+    params(ScopeFields, ListParams),
     responses(
         (status = 200, body = MemoriesResponse),
         (status = 400, description = "Bad scope, filter, kind or limit", body = ErrorBody),
@@ -173,10 +173,11 @@ pub async fn search(
 pub async fn list(
     State(state): State<AppState>,
     tenant: Tenant,
+    ApiQuery(scope): ApiQuery<ScopeFields>,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> ApiResult {
     let q = ListQuery {
-        scope: p.scope().in_tenant(&tenant)?,
+        scope: scope.in_tenant(&tenant)?,
         filter: parse_filter_text(p.filter.as_deref())?,
         kinds: p
             .kind
@@ -198,7 +199,7 @@ pub async fn list(
 /// Deletes every memory of a scope (narrowed to an agent or run when given).
 #[utoipa::path(
     delete, path = "/v1/memories", tag = "memories",
-    params(ForgetParams),
+    params(ScopeFields, ForgetParams),
     responses(
         (status = 200, body = ForgetResponse),
         (status = 400, description = "No user_id or agent_id", body = ErrorBody),
@@ -208,9 +209,10 @@ pub async fn list(
 pub async fn forget(
     State(state): State<AppState>,
     tenant: Tenant,
+    ApiQuery(scope): ApiQuery<ScopeFields>,
     ApiQuery(p): ApiQuery<ForgetParams>,
 ) -> ApiResult {
-    let scope = p.scope().in_tenant(&tenant)?;
+    let scope = scope.in_tenant(&tenant)?;
     let purge = p.purge.unwrap_or(false);
     let lp = state.memory_loop().clone();
     let report = blocking(move || lp.forget(&scope, purge)).await?;
