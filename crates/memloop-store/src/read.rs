@@ -290,9 +290,11 @@ impl EmbeddedStore {
                 superseded_by: None,
             });
         }
-        self.mark_stale(&q.scope.tenant, &mut out, now)?;
-        // Stable: hits a demotion did not touch keep their order.
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        if out.iter().any(|h| h.record.superseded_by.is_some()) {
+            self.mark_stale(&q.scope.tenant, &mut out, now)?;
+            // Stable: hits a demotion did not touch keep their order.
+            out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        }
         out.truncate(q.top_k);
         Ok(out)
     }
