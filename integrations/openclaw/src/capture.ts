@@ -1,0 +1,135 @@
+// Which messages of a session are new since the last record, grouped into
+// exchanges (a user message and the replies after it), each with a turn id
+// derived from its content so a resend writes nothing twice (memloop answers
+// a repeated turn id with `replayed`). Exchanges that could not be recorded
+// wait in the session's queue for the next agent_end or a flush.
+
+import { createHash } from "node:crypto";
+import type { ChatMessage, Scope } from "./client.ts";
+import { RECALL_TAG, stripRecall } from "./recall.ts";
+
+export interface Exchange {
+  turnId: string;
+  scope: Scope & { run_id: string };
+  messages: ChatMessage[];
+}
+
+/** The text of a pi-ai message: a string, or the text parts of a content array. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p: unknown) => {
+      const part = p as { type?: unknown; text?: unknown } | null;
+      return part?.type === "text" && typeof part.text === "string" ? part.text : "";
+    })
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+/** A user or assistant message with text in it, recall blocks removed; else undefined (tool calls, tool results, system). */
+export function toChat(message: unknown): ChatMessage | undefined {
+  const m = message as { role?: unknown; content?: unknown } | null;
+  if (m?.role !== "user" && m?.role !== "assistant") return undefined;
+  let text = textOf(m.content);
+  if (m.role === "user") text = stripRecall(text);
+  text = text.trim();
+  // Whatever still carries our tag is recalled text echoed back, not something said.
+  if (text === "" || text.includes(`<${RECALL_TAG}`)) return undefined;
+  return { role: m.role, content: text };
+}
+
+function key(message: unknown): string {
+  const m = message as { role?: unknown; content?: unknown } | null;
+  return `${String(m?.role)}\u0000${textOf(m?.content)}`;
+}
+
+export function turnIdFor(sessionId: string, messages: readonly ChatMessage[]): string {
+  const h = createHash("sha256").update(sessionId);
+  for (const m of messages) h.update(`\u0000${m.role}\u0000${m.content}`);
+  return `openclaw-${h.digest("hex").slice(0, 32)}`;
+}
+
+/** Splits messages into exchanges, each starting at a user message; replies before the first user message are dropped. */
+export function exchanges(scope: Scope & { run_id: string }, messages: readonly ChatMessage[]): Exchange[] {
+  const out: Exchange[] = [];
+  let current: ChatMessage[] | undefined;
+  for (const m of messages) {
+    if (m.role === "user") {
+      current = [m];
+      out.push({ turnId: "", scope, messages: current });
+    } else if (current) {
+      current.push(m);
+    }
+  }
+  for (const e of out) e.turnId = turnIdFor(scope.run_id, e.messages);
+  return out;
+}
+
+interface SessionState {
+  /** How many of the session's messages have been taken. */
+  taken: number;
+  /** The last message taken, to find the place again after compaction shortens the list. */
+  lastKey: string;
+  pending: Exchange[];
+}
+
+/** At most this many exchanges wait per session; past it the oldest is dropped (and logged). */
+export const MAX_PENDING = 50;
+
+export class CaptureLedger {
+  private readonly sessions = new Map<string, SessionState>();
+
+  /**
+   * The messages of `all` not taken before, as exchanges queued for recording.
+   * A session this process has not seen yet starts at its last user message:
+   * earlier turns were recorded by the process that ran them.
+   */
+  take(scope: Scope & { run_id: string }, all: readonly unknown[]): { queued: Exchange[]; dropped: number } {
+    const state = this.sessions.get(scope.run_id);
+    let start: number;
+    if (state && state.taken <= all.length && state.taken > 0 && key(all[state.taken - 1]) === state.lastKey) {
+      start = state.taken;
+    } else if (state && state.taken > 0) {
+      let i = all.length - 1;
+      while (i >= 0 && key(all[i]) !== state.lastKey) i--;
+      start = i >= 0 ? i + 1 : lastUserIndex(all);
+    } else {
+      start = lastUserIndex(all);
+    }
+    const chat = all.slice(start).map(toChat).filter((m): m is ChatMessage => m !== undefined);
+    const found = exchanges(scope, chat);
+    const s: SessionState = state ?? { taken: 0, lastKey: "", pending: [] };
+    s.taken = all.length;
+    s.lastKey = all.length > 0 ? key(all[all.length - 1]) : "";
+    const known = new Set(s.pending.map((e) => e.turnId));
+    for (const e of found) if (!known.has(e.turnId)) s.pending.push(e);
+    const dropped = Math.max(0, s.pending.length - MAX_PENDING);
+    if (dropped > 0) s.pending.splice(0, dropped);
+    this.sessions.set(scope.run_id, s);
+    return { queued: [...s.pending], dropped };
+  }
+
+  pending(sessionId: string): Exchange[] {
+    return [...(this.sessions.get(sessionId)?.pending ?? [])];
+  }
+
+  done(sessionId: string, turnId: string): void {
+    const s = this.sessions.get(sessionId);
+    if (s) s.pending = s.pending.filter((e) => e.turnId !== turnId);
+  }
+
+  /** Forgets the session (after its last flush); whatever was still pending is returned. */
+  close(sessionId: string): Exchange[] {
+    const left = this.pending(sessionId);
+    this.sessions.delete(sessionId);
+    return left;
+  }
+}
+
+function lastUserIndex(all: readonly unknown[]): number {
+  for (let i = all.length - 1; i >= 0; i--) {
+    if ((all[i] as { role?: unknown } | null)?.role === "user") return i;
+  }
+  return all.length;
+}

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { CaptureLedger, MAX_PENDING, exchanges, textOf, toChat, turnIdFor } from "../src/capture.ts";
+
+const scope = { user_id: "u", agent_id: "main", run_id: "s1" };
+const user = (t: string) => ({ role: "user", content: t });
+const asst = (t: string) => ({ role: "assistant", content: [{ type: "text", text: t }] });
+const toolCall = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "memory_search", arguments: {} }] };
+const toolResult = { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: "results" }] };
+
+test("text comes from strings and text parts; tool calls, tool results and system messages carry none", () => {
+  assert.equal(textOf([{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }]), "a\nb");
+  assert.equal(toChat(toolCall), undefined);
+  assert.equal(toChat(toolResult), undefined);
+  assert.equal(toChat({ role: "system", content: "x" }), undefined);
+  assert.deepEqual(toChat(asst(" hi ")), { role: "assistant", content: "hi" });
+});
+
+test("the recall block is stripped from a user message before it is recorded", () => {
+  const m = user("<relevant-memories>\nnote\n1. [fact] I live in Lisbon\n</relevant-memories>\n\nWhere do I live?");
+  assert.deepEqual(toChat(m), { role: "user", content: "Where do I live?" });
+  assert.equal(toChat(user("<relevant-memories>only memories</relevant-memories>")), undefined);
+  assert.equal(toChat(asst("echoing <relevant-memories> back")), undefined);
+});
+
+test("messages group into exchanges at each user message; turn ids depend on session and content", () => {
+  const ex = exchanges(scope, [
+    { role: "assistant", content: "before any user" },
+    { role: "user", content: "a" },
+    { role: "assistant", content: "b" },
+    { role: "user", content: "c" },
+  ]);
+  assert.deepEqual(ex.map((e) => e.messages.map((m) => m.content)), [["a", "b"], ["c"]]);
+  assert.equal(ex[0]?.turnId, turnIdFor("s1", [{ role: "user", content: "a" }, { role: "assistant", content: "b" }]));
+  assert.notEqual(turnIdFor("s1", [{ role: "user", content: "a" }]), turnIdFor("s2", [{ role: "user", content: "a" }]));
+  assert.match(ex[0].turnId, /^openclaw-[0-9a-f]{32}$/);
+});
+
+test("the ledger takes each message once, from the last user message of a session it has not seen", () => {
+  const l = new CaptureLedger();
+  const history = [user("old"), asst("old reply"), user("I live in Lisbon"), toolCall, toolResult, asst("Noted")];
+  const first = l.take(scope, history).queued;
+  assert.deepEqual(first.map((e) => e.messages.map((m) => m.content)), [["I live in Lisbon", "Noted"]]);
+  for (const e of first) l.done("s1", e.turnId);
+  const next = [...history, user("I like tea"), asst("Tea it is")];
+  assert.deepEqual(l.take(scope, next).queued.map((e) => e.messages[0]?.content), ["I like tea"]);
+  l.done("s1", l.pending("s1")[0]?.turnId ?? "");
+  assert.deepEqual(l.take(scope, next).queued, [], "the same messages again are nothing new");
+});
+
+test("after compaction shortens the list, the ledger finds its place by the last message it took", () => {
+  const l = new CaptureLedger();
+  const full = [user("a"), asst("b"), user("c"), asst("d")];
+  for (const e of l.take(scope, full).queued) l.done("s1", e.turnId);
+  const compacted = [{ role: "user", content: "summary of a-b" }, user("c"), asst("d"), user("e"), asst("f")];
+  assert.deepEqual(l.take(scope, compacted).queued.map((e) => e.messages.map((m) => m.content)), [["e", "f"]]);
+});
+
+test("unrecorded exchanges wait, without duplicates, up to a bound", () => {
+  const l = new CaptureLedger();
+  l.take(scope, [user("a"), asst("b")]);
+  l.take(scope, [user("a"), asst("b")]);
+  assert.equal(l.pending("s1").length, 1);
+  let all: unknown[] = [];
+  let dropped = 0;
+  for (let i = 0; i < MAX_PENDING + 5; i++) {
+    all = [...all, user(`fact ${i}`), asst("ok")];
+    dropped += l.take(scope, all).dropped;
+  }
+  assert.equal(l.pending("s1").length, MAX_PENDING);
+  assert.equal(dropped, 6);
+  assert.equal(l.close("s1").length, MAX_PENDING);
+  assert.equal(l.pending("s1").length, 0);
+});
