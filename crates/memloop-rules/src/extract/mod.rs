@@ -46,7 +46,7 @@ mod tokens;
 mod verbs;
 
 pub use fact::{Fact, Polarity, METADATA_KEY};
-pub use reconcile::{reconcile, Candidate, Decision, Thresholds};
+pub use reconcile::{may_retire, reconcile, Candidate, Decision, Thresholds};
 pub use time::{resolve_relative_time, Granularity, ResolvedTime};
 
 use draft::{Ctx, Draft, Subject, TimeInfo, TimeStyle};
@@ -189,7 +189,8 @@ fn assemble(d: Draft, speaker: &Speaker, time: Option<&TimeInfo>) -> Fact {
     let (subject, display) = match &d.subject {
         Subject::Speaker => (speaker.key.clone(), speaker.display.clone()),
         Subject::Relation(r) => (
-            format!("{}'s {r}", speaker.key),
+            // Keys are lower case; a named relation ("sister Anna") shows its name.
+            format!("{}'s {}", speaker.key, r.to_lowercase()),
             format!("{}'s {r}", speaker.display),
         ),
     };

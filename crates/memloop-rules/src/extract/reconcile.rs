@@ -25,6 +25,10 @@ pub struct Candidate<'a> {
     pub value: Option<&'a str>,
     /// Asserted unless the stored fact says otherwise.
     pub polarity: Polarity,
+    /// The attribute holds several values side by side ("likes").
+    pub multi: bool,
+    /// Proper names the stored fact mentions (`metadata["entities"]`).
+    pub entities: &'a [serde_json::Value],
 }
 
 impl<'a> Candidate<'a> {
@@ -38,6 +42,8 @@ impl<'a> Candidate<'a> {
             attribute: None,
             value: None,
             polarity: Polarity::Asserted,
+            multi: false,
+            entities: &[],
         }
     }
 
@@ -60,6 +66,14 @@ impl<'a> Candidate<'a> {
                 Some("retracted") => Polarity::Retracted,
                 _ => Polarity::Asserted,
             },
+            multi: fact
+                .and_then(|f| f.get("multi"))
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            entities: metadata
+                .get("entities")
+                .and_then(|e| e.as_array())
+                .map_or(&[], Vec::as_slice),
             ..Candidate::new(id, text, similarity)
         }
     }
@@ -168,6 +182,86 @@ fn shown(v: Option<&str>) -> &str {
     v.unwrap_or("(unspecified)")
 }
 
+/// The proper names that pick out whom a fact is about: its entities other
+/// than those inside its value ("Anna" in "User's sister Anna lives in
+/// Rome", not "Rome").
+fn identifying<'e>(entities: impl Iterator<Item = &'e str>, value: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = entities
+        .filter(|e| value.is_none_or(|v| !mentions(v, e)))
+        .map(norm)
+        .filter(|e| !e.is_empty())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether `fact` may retire the stored `c` (supersede it or end its
+/// validity), or why not. Supersession stays narrow: a fact retires only a
+/// fact about the same subject and attribute, or about the same pair of
+/// subject and value ("forget what I said about Paris"). A similar fact
+/// about something else never does, whoever proposes it (the rules or the
+/// LLM): "User likes green tea in the morning" is not a new value of "User
+/// likes tea" (a multi-valued attribute keeps both), and what is said of
+/// the user's sister Maria does not change what was said of their sister
+/// Anna (the names that identify the subject differ). Where one side has
+/// no structure to compare, only a near-identical text (cosine at or above
+/// `th.retract`) may be retired.
+pub fn may_retire(fact: &Fact, c: &Candidate<'_>, th: &Thresholds) -> Result<(), String> {
+    let same_subject = same(Some(&fact.subject), c.subject);
+    let same_value = same(fact.value.as_deref(), c.value);
+    if same_subject && same_value {
+        return Ok(());
+    }
+    let (Some(attr), Some(stored_attr)) = (fact.attribute.as_deref(), c.attribute) else {
+        return if c.similarity >= th.retract {
+            Ok(())
+        } else {
+            Err(format!(
+                "\"{}\" has no subject and attribute to compare with, and its cosine {:.2} is below {:.2}",
+                c.text, c.similarity, th.retract
+            ))
+        };
+    };
+    if !same_subject {
+        return Err(format!(
+            "\"{}\" is about {}, the new fact about {}",
+            c.text,
+            shown(c.subject),
+            fact.subject
+        ));
+    }
+    if norm(attr) != norm(stored_attr) {
+        return Err(format!(
+            "\"{}\" is about {stored_attr}, the new fact about {attr}",
+            c.text
+        ));
+    }
+    let whole_slot = fact.polarity == Polarity::Retracted && fact.value.is_none();
+    if (fact.multi || c.multi) && !whole_slot {
+        return Err(format!(
+            "{attr} holds several values side by side: {} does not replace {}",
+            shown(fact.value.as_deref()),
+            shown(c.value)
+        ));
+    }
+    let new_ids = identifying(
+        fact.entities.iter().map(String::as_str),
+        fact.value.as_deref(),
+    );
+    let old_ids = identifying(c.entities.iter().filter_map(|e| e.as_str()), c.value);
+    if !new_ids.is_empty() && !old_ids.is_empty() && new_ids != old_ids {
+        return Err(format!(
+            "\"{}\" names {}, the new fact {}: another {}",
+            c.text,
+            old_ids.join(", "),
+            new_ids.join(", "),
+            fact.subject
+        ));
+    }
+    Ok(())
+}
+
 /// Decides what to do with `fact` given the stored facts a search found for
 /// it (any order), and says why.
 ///
@@ -198,6 +292,7 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
             || (same(Some(&fact.subject), c.subject) && !slot(c))
     };
     let id = |c: &Candidate<'_>| c.id.to_string();
+    let retirable = |c: &Candidate<'_>| may_retire(fact, c, th).is_ok();
 
     match fact.polarity {
         Polarity::Asserted => {
@@ -212,12 +307,14 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
             // A single-valued slot's current value changes before a stale
             // negation is replaced: the current value is what must be right.
             if !fact.multi {
-                if let Some(c) = best(candidates, |c| slot(c) && c.polarity == Polarity::Asserted) {
+                if let Some(c) = best(candidates, |c| {
+                    slot(c) && c.polarity == Polarity::Asserted && retirable(c)
+                }) {
                     let reason = format!("{attr} changed from {} to {new}", shown(c.value));
                     return (Decision::Update { id: id(c) }, reason);
                 }
             }
-            if let Some(c) = best(candidates, |c| slot(c) && same_value(c)) {
+            if let Some(c) = best(candidates, |c| slot(c) && same_value(c) && retirable(c)) {
                 let reason = format!("{attr} = {new} holds again; replaces the stored negation");
                 return (Decision::Update { id: id(c) }, reason);
             }
@@ -230,7 +327,18 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
                 );
                 return (Decision::Noop { id: id(c) }, reason);
             }
-            (Decision::Add, "new fact".to_string())
+            // Say why a fact in the same slot was left alone.
+            match candidates.iter().find(|c| slot(c) && !retirable(c)) {
+                Some(c) => (
+                    Decision::Add,
+                    format!(
+                        "new fact; not a change of memory {}: {}",
+                        c.id,
+                        may_retire(fact, c, th).err().unwrap_or_default()
+                    ),
+                ),
+                None => (Decision::Add, "new fact".to_string()),
+            }
         }
         Polarity::Negated => {
             if let Some(c) = best(candidates, |c| {
@@ -245,13 +353,17 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
                 slot(c)
                     && c.polarity == Polarity::Asserted
                     && (fact.value.is_none() || same_value(c))
+                    && retirable(c)
             };
             if let Some(c) = best(candidates, negates) {
                 let reason = format!("negates {attr} = {}", shown(c.value));
                 return (Decision::Delete { id: id(c) }, reason);
             }
             if let Some(c) = best(candidates, |c| {
-                cosine_ok(c) && c.polarity == Polarity::Asserted && c.similarity >= th.retract
+                cosine_ok(c)
+                    && c.polarity == Polarity::Asserted
+                    && c.similarity >= th.retract
+                    && retirable(c)
             }) {
                 let reason = format!(
                     "negates a similar stored fact (cosine {:.2} >= {:.2})",
@@ -275,7 +387,9 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
         }
         Polarity::Retracted => {
             let named = |c: &Candidate<'_>| {
-                if fact.attribute.is_some() {
+                if !retirable(c) {
+                    false
+                } else if fact.attribute.is_some() {
                     slot(c) && (fact.value.is_none() || same_value(c))
                 } else {
                     // "forget what I said about Paris": that value, any attribute.
@@ -290,7 +404,9 @@ pub fn reconcile(fact: &Fact, candidates: &[Candidate<'_>], th: &Thresholds) -> 
                 let reason = format!("retracts {attr} = {}", shown(c.value));
                 return (Decision::Delete { id: id(c) }, reason);
             }
-            if let Some(c) = best(candidates, |c| cosine_ok(c) && c.similarity >= th.retract) {
+            if let Some(c) = best(candidates, |c| {
+                cosine_ok(c) && c.similarity >= th.retract && retirable(c)
+            }) {
                 let reason = format!(
                     "retracts a similar stored fact (cosine {:.2} >= {:.2})",
                     c.similarity, th.retract
@@ -346,6 +462,26 @@ mod tests {
             text: f.text.clone(),
             metadata: f.metadata(),
         }
+    }
+
+    fn facts_of(text: &str) -> Vec<Fact> {
+        extract_rules(text, "user", AT)
+    }
+
+    /// Every fact of a sentence, stored as the pipeline stores them.
+    fn stored_all(text: &str) -> Vec<Stored> {
+        facts_of(text)
+            .into_iter()
+            .map(|f| {
+                let mut metadata = f.metadata();
+                metadata["entities"] = f.entities.clone().into();
+                Stored {
+                    id: "s",
+                    text: f.text,
+                    metadata,
+                }
+            })
+            .collect()
     }
 
     fn candidate(s: &Stored, similarity: f32) -> Candidate<'_> {
@@ -466,6 +602,72 @@ mod tests {
         let mine = stored("m1", "I live in Paris");
         let (d, _) = decide("My sister lives in Rome", &[candidate(&mine, 0.93)]);
         assert_eq!(d, Decision::Add);
+    }
+
+    #[test]
+    fn similar_facts_about_other_things_never_retire_each_other() {
+        // The one pair graph-memory users see retired most: a liking and a narrower one.
+        let tea = stored("m1", "I like tea");
+        let green = fact("I like green tea in the morning");
+        for sim in [0.8, 0.99] {
+            let (d, reason) = reconcile(&green, &[candidate(&tea, sim)], &Thresholds::default());
+            assert_eq!(d, Decision::Add, "{reason}");
+            assert!(reason.contains("side by side"), "{reason}");
+        }
+        assert!(may_retire(&green, &candidate(&tea, 0.99), &Thresholds::default()).is_err());
+        // Two sisters, two cities: neither move is a change of the other's.
+        let anna = stored_all("My sister Anna lives in Rome");
+        let maria = facts_of("My other sister Maria lives in Madrid");
+        assert!(!maria.is_empty());
+        for new in &maria {
+            let cands: Vec<Candidate> = anna.iter().map(|s| candidate(s, 0.95)).collect();
+            let (d, reason) = reconcile(new, &cands, &Thresholds::default());
+            assert_eq!(d, Decision::Add, "{}: {reason}", new.text);
+        }
+        // Even when the subject is named alike (as an LLM may), the names differ.
+        let mut llm_maria = fact("My sister lives in Madrid");
+        llm_maria.entities = vec!["Maria".into(), "Madrid".into()];
+        let stored_anna = Stored {
+            id: "m9",
+            text: "User's sister lives in Rome".into(),
+            metadata: serde_json::json!({
+                "fact": {"subject": "user's sister", "attribute": "lives_in", "value": "Rome"},
+                "entities": ["Anna", "Rome"],
+            }),
+        };
+        let why = may_retire(
+            &llm_maria,
+            &candidate(&stored_anna, 0.9),
+            &Thresholds::default(),
+        )
+        .unwrap_err();
+        assert!(why.contains("anna") && why.contains("maria"), "{why}");
+        // The same sister moving is a change.
+        let unnamed = stored("m2", "My sister lives in Rome");
+        let (d, _) = decide("My sister lives in Madrid", &[candidate(&unnamed, 0.8)]);
+        assert_eq!(d, Decision::Update { id: "m2".into() });
+    }
+
+    #[test]
+    fn retiring_outside_the_slot_is_refused_with_a_reason() {
+        let th = Thresholds::default();
+        let paris = stored("m1", "I live in Paris");
+        let job = fact("I work as a nurse");
+        let why = may_retire(&job, &candidate(&paris, 0.99), &th).unwrap_err();
+        assert!(why.contains("lives_in") && why.contains("job"), "{why}");
+        let sister = fact("My sister lives in Madrid");
+        assert!(may_retire(&sister, &candidate(&paris, 0.99), &th)
+            .unwrap_err()
+            .contains("user's sister"));
+        assert!(may_retire(&fact("I moved to Berlin"), &candidate(&paris, 0.7), &th).is_ok());
+        // Raw text: only a near-identical one.
+        let raw = Candidate::new("r1", "User enjoys hiking", 0.8);
+        assert!(may_retire(&fact("I live in Oslo"), &raw, &th).is_err());
+        let raw = Candidate::new("r1", "User lives in Paris", 0.9);
+        assert!(may_retire(&fact("I no longer live in Paris"), &raw, &th).is_ok());
+        // "forget what I said about Paris": the same subject and value, any attribute.
+        let forget = fact("Forget what I said about Paris");
+        assert!(may_retire(&forget, &candidate(&paris, 0.5), &th).is_ok());
     }
 
     #[test]

@@ -163,18 +163,37 @@ pub(crate) fn my_phrase(t: &[Token], ctx: &Ctx<'_>) -> Vec<Draft> {
     let Some((relation, possessive, used)) = relation_at(t) else {
         return my_attribute(&Subject::Speaker, t, ctx);
     };
-    let subject = Subject::Relation(relation);
+    let subject = Subject::Relation(relation.clone());
     let after = from(t, used);
     if possessive {
         return my_attribute(&subject, after, ctx);
     }
-    // "my sister Anna lives in Rome": her name too.
+    // "my sister Anna lives in Rome": her name too, and she is "sister
+    // Anna" in what follows, so that what is said of another sister named
+    // later never reads as a change to hers (two sisters, two subjects).
     let caps = after.iter().take_while(|t| t.is_capitalized()).count();
     let mut out = Vec::new();
-    if caps > 0 && caps <= 2 {
-        out.extend(name(&subject, after.get(..caps).unwrap_or(&[]), 0.7));
+    let named = caps > 0 && caps <= 2;
+    let mut about = subject.clone();
+    if named {
+        let names = after.get(..caps).unwrap_or(&[]);
+        // Several sisters have several names: one name does not replace another.
+        out.extend(name(&subject, names, 0.7).into_iter().map(|mut d| {
+            d.multi = true;
+            d
+        }));
+        about = Subject::Relation(format!("{relation} {}", display(names)));
     }
-    out.extend(scaled(predicate(&subject, from(after, caps), ctx), 0.9));
+    let mut said = scaled(predicate(&about, from(after, caps), ctx), 0.9);
+    if named {
+        let names = display(after.get(..caps).unwrap_or(&[]));
+        for d in &mut said {
+            if !d.entities.contains(&names) {
+                d.entities.insert(0, names.clone());
+            }
+        }
+    }
+    out.extend(said);
     out
 }
 
@@ -183,7 +202,7 @@ pub(crate) fn my_phrase(t: &[Token], ctx: &Ctx<'_>) -> Vec<Draft> {
 pub(crate) fn relation_at(t: &[Token]) -> Option<(String, bool, usize)> {
     const MODIFIERS: &[&str] = &[
         "best", "little", "big", "older", "younger", "elder", "oldest", "youngest", "new", "ex",
-        "baby", "twin", "step",
+        "baby", "twin", "step", "other",
     ];
     let modified = is_in(MODIFIERS, lw(t, 0)) && t.len() > 1;
     let k = usize::from(modified);

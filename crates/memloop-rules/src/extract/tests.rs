@@ -355,7 +355,11 @@ fn people_and_pets_are_their_own_subjects() {
     let f = facts("My sister Anna works at Google");
     assert_eq!(f.len(), 2);
     assert_eq!(f[0].text, "User's sister's name is Anna");
-    assert_eq!(f[1].text, "User's sister works at Google");
+    // Named, she is her own subject: another sister's job is not a change of hers.
+    assert_eq!(f[1].text, "User's sister Anna works at Google");
+    assert_eq!(f[1].subject, "user's sister anna");
+    assert_eq!(f[1].entities, ["Anna", "Google"]);
+    assert!(f[0].multi, "one sister's name does not replace another's");
 }
 
 #[test]
