@@ -117,22 +117,22 @@ agent() {
   echo $((end - start)) >"$1/$2.ms"
   return $rc
 }
+# openclaw_in DIR NAME ARGS...: an openclaw command in DIR's home and state; output in DIR/NAME.json and DIR/NAME.err.
+openclaw_in() {
+  local dir="$1" name="$2"; shift 2
+  HOME="$dir/home" OPENCLAW_STATE_DIR="$dir/state" OPENCLAW_CONFIG_PATH="$dir/state/openclaw.json" \
+    "$OPENCLAW" "$@" >"$dir/$name.json" 2>"$dir/$name.err"
+}
 reply_of() { json "$1" 'j.payloads.map(p=>p.text).join("\n")'; }
 # The model request that carried MESSAGE (the user's words), as the stub logged it.
-request_for() { # request_for LOG MESSAGE -> the text of that user message
-  node -e '
-    const [log, said] = process.argv.slice(1);
-    const text = (c) => typeof c === "string" ? c : (c || []).map((p) => p.text || "").join("\n");
-    let found = "";
-    for (const line of require("fs").readFileSync(log, "utf8").trim().split("\n")) {
-      for (const m of JSON.parse(line).body.messages || []) if (m.role === "user" && text(m.content).includes(said)) found = text(m.content);
-    }
-    console.log(found);' "$1" "$2"
-}
+request_for() { node "$plugin/e2e/inspect.ts" request-for "$1" "$2"; }
 memories() { # memories PORT [include_superseded]: the user's memories as JSON
   curl -fsS "http://127.0.0.1:$1/v1/memories?user_id=$USER_ID&limit=1000${2:+&include_superseded=true}"
 }
 contains() { grep -qiF -- "$2" <<<"$1"; }
+# traced MEMORIES PROMPT_FILE LOG SESSION: every stored memory whose text
+# reached the prompt is named in memloop's logged trace of that session's recall.
+traced() { node "$plugin/e2e/inspect.ts" traced "$@"; }
 
 run_version() {
   local version="$1" dir="$work/$1"
@@ -149,11 +149,8 @@ run_version() {
   until_ready "http://127.0.0.1:$model_port/v1/models" 30 || { bad "stub model did not start"; return; }
   write_config "$dir" "$model_port" "$mport"
 
-  check "openclaw accepts the config" \
-    env HOME="$dir/home" OPENCLAW_STATE_DIR="$dir/state" OPENCLAW_CONFIG_PATH="$dir/state/openclaw.json" \
-    "$OPENCLAW" config validate >"$dir/validate.log" 2>&1
-  env HOME="$dir/home" OPENCLAW_STATE_DIR="$dir/state" OPENCLAW_CONFIG_PATH="$dir/state/openclaw.json" \
-    "$OPENCLAW" plugins inspect memory-memloop --runtime --json >"$dir/inspect.json" 2>"$dir/inspect.err" || true
+  check "openclaw accepts the config" openclaw_in "$dir" validate config validate
+  openclaw_in "$dir" inspect plugins inspect memory-memloop --runtime --json || true
   check "the plugin is loaded in the memory slot with its hooks and tools" test "$(json "$dir/inspect.json" \
     '[j.plugin.kind, j.plugin.memorySlotSelected, j.plugin.status, (j.typedHooks||[]).map(h=>h.name).sort().join(","), j.plugin.toolNames.join(",")].join(" ")' 2>/dev/null)" \
     = "memory true loaded agent_end,before_compaction,before_prompt_build,before_reset,session_end memory_search,memory_get,memory_store,memory_forget"
@@ -168,13 +165,14 @@ run_version() {
   check "memloop stored the second fact (nurse)" contains "$stored" "nurse"
   check "memloop stored the preference (green tea)" contains "$stored" "green tea"
   local lisbon_id
-  lisbon_id="$(json "$dir/stored-after-s1.json" '(j.results||[]).find(m=>/Lisbon/.test(m.memory))?.id ?? ""')"
+  lisbon_id="$(json "$dir/stored-after-s1.json" '(j.results||[]).find(m=>m.kind==="fact"&&/Lisbon/.test(m.memory))?.id ?? ""')"
 
   # Session 2, a new session id: ask about them.
   local q="Where do I live, what is my job and what do I like to drink?"
   agent "$dir" s2 "e2e-two" "$q" || bad "session 2 turn failed (see $dir/s2.err)"
   local sent
   sent="$(request_for "$mlog" "$q")"
+  echo "$sent" >"$dir/s2.prompt"
   check "the second session's model request carried the recall block" contains "$sent" "<relevant-memories>"
   check "... marked as untrusted" contains "$sent" "untrusted historical data"
   check "... with the Lisbon fact" contains "$sent" "Lisbon"
@@ -184,8 +182,8 @@ run_version() {
   check "the stub's reply saw the memories (got: ${said:0:160})" bash -c '[[ "$1" =~ memories_seen=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 2 ] && grep -qF Lisbon <<<"$1"' _ "$said"
   # The trace of that recall: memloop logs every retrieval with the ids it
   # returned, and /v1/context answers the same trace to the plugin.
-  check "memloop's trace of the session-2 recall names the Lisbon memory" \
-    bash -c '[ -n "$1" ] && grep "memory_retrieval" "$2" | grep -q "e2e-two" && grep "memory_retrieval" "$2" | grep "e2e-two" | grep -qF "$1"' _ "$lisbon_id" "$dir/memloop.log"
+  check "memloop's trace of the session-2 recall names each memory the prompt carried" \
+    traced "$dir/stored-after-s1.json" "$dir/s2.prompt" "$dir/memloop.log" "session_id=e2e-two "
 
   # A correction in session 2 supersedes the old fact.
   agent "$dir" s2b "e2e-two" "Actually I moved to Porto." || bad "correction turn failed (see $dir/s2b.err)"
@@ -195,7 +193,7 @@ run_version() {
   echo "$now" >"$dir/current-after-s2.json"
   echo "$all" >"$dir/all-after-s2.json"
   check "the correction is stored (Porto)" contains "$now" "Porto"
-  check "the Lisbon fact is no longer current" bash -c '! grep -qF "\"$1\"" "$2"' _ "$lisbon_id" "$dir/current-after-s2.json"
+  check "the Lisbon fact is no longer current" bash -c '[ -n "$1" ] && ! grep -qF "\"$1\"" "$2"' _ "$lisbon_id" "$dir/current-after-s2.json"
   check "... but kept in history with its validity ended" test "$(json "$dir/all-after-s2.json" \
     "Boolean((j.results||[]).find(m=>m.id===\"$lisbon_id\")?.valid_until)")" = true
   agent "$dir" s3 "e2e-three" "Which city do I live in now?" || bad "session 3 turn failed"

@@ -41,8 +41,8 @@ export function reply(messages: readonly Message[]): string {
   const question = said
     .replace(/<relevant-memories>[\s\S]*?<\/relevant-memories>/, "")
     .replace(/\n\nRuntime: [\s\S]*$/, "")
-    .trim()
-    .replace(/^\[[^\]]*\] /, "");
+    .replace(/^\s*\[[^\]]*\]/, "")
+    .trim();
   return `STUB memories_seen=${memories.length}${memories.length > 0 ? ` recalled: ${memories.join(" | ")}` : ""} (asked: ${question.slice(0, 80)})`;
 }
 
