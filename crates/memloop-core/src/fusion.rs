@@ -61,9 +61,57 @@ pub fn fuse(keyword: f32, vector: f32, keyword_weight: f32, vector_weight: f32) 
     (keyword_weight * keyword + vector_weight * vector) / total
 }
 
+/// The decay signal of a memory, in 0..1: recency × importance × use.
+///
+/// - recency: `2^(-age / half_life)`, the age counted from the later of
+///   when the memory became true (`valid_from`) and when it was last
+///   retrieved, so a memory in use stays fresh; a future `valid_from`
+///   counts as now, and a half-life of 0 or less turns recency off (1).
+/// - importance: as stored, 0..1 (0.5 unless the write gave one).
+/// - use: `(1 + n) / (2 + n)` for `n` retrievals: 0.5 never used, 0.67
+///   once, 0.91 after nine, approaching 1: use doubles the signal at
+///   most, so it cannot outweigh recency or importance.
+pub fn decay(age_ms: i64, half_life_ms: i64, importance: f32, uses: u64) -> f32 {
+    let recency = if half_life_ms > 0 {
+        0.5f64.powf(age_ms.max(0) as f64 / half_life_ms as f64) as f32
+    } else {
+        1.0
+    };
+    let importance = if importance.is_nan() {
+        0.0
+    } else {
+        importance.clamp(0.0, 1.0)
+    };
+    let uses = uses.min(u64::from(u32::MAX)) as f32;
+    let use_ = (1.0 + uses) / (2.0 + uses);
+    recency * importance * use_
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decay_halves_with_each_half_life_and_grows_with_importance_and_use() {
+        const DAY: i64 = 86_400_000;
+        let fresh = decay(0, 30 * DAY, 0.5, 0);
+        assert!((fresh - 0.25).abs() < 1e-6, "{fresh}");
+        let month_old = decay(30 * DAY, 30 * DAY, 0.5, 0);
+        assert!((month_old - 0.125).abs() < 1e-6, "{month_old}");
+        assert!(decay(0, 30 * DAY, 1.0, 0) > fresh);
+        assert!(decay(0, 30 * DAY, 0.5, 3) > fresh);
+        assert!(decay(0, 30 * DAY, 1.0, 1_000) < 1.0);
+        // A future valid_from is fresh; no half-life, no recency.
+        assert_eq!(decay(-DAY, 30 * DAY, 0.5, 0), fresh);
+        assert_eq!(decay(1000 * DAY, 0, 0.5, 0), fresh);
+        for v in [
+            decay(i64::MAX, 1, f32::NAN, u64::MAX),
+            decay(i64::MIN, i64::MAX, f32::INFINITY, 0),
+            decay(i64::MAX, i64::MIN, -3.0, 7),
+        ] {
+            assert!((0.0..=1.0).contains(&v), "{v}");
+        }
+    }
 
     #[test]
     fn the_best_in_both_signals_scores_one_and_absence_scores_nothing() {

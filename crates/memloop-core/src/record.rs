@@ -248,7 +248,12 @@ pub struct MemoryRecord {
 
 impl MemoryRecord {
     pub fn is_current(&self, now: i64) -> bool {
-        self.valid_until.is_none() && self.expires_at.is_none_or(|t| t > now)
+        self.valid_until.is_none() && !self.is_expired(now)
+    }
+
+    /// Its TTL has passed: it is no longer current, and `gc` deletes it.
+    pub fn is_expired(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|t| t <= now)
     }
 }
 
@@ -321,6 +326,10 @@ pub struct SignalScores {
     /// Added because the query names who said this memory (0 otherwise).
     #[serde(default)]
     pub speaker_boost: f32,
+    /// The decay signal, 0..1: recency × importance × use
+    /// (`memloop_core::fusion::decay`); 0 when the search weighs it 0.
+    #[serde(default)]
+    pub decay: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

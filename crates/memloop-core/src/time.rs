@@ -2,6 +2,9 @@
 //! (what Mem0 clients and people read); either form is accepted back.
 
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serializer};
 
 /// Parses RFC 3339 or `YYYY-MM-DD` (midnight UTC) into Unix milliseconds.
@@ -64,5 +67,86 @@ pub mod opt_millis {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         Option::<Wire>::deserialize(d)?.map(from_wire).transpose()
+    }
+}
+
+/// The time a store and the facade judge expiry, decay and write times by:
+/// the system's, or a manual one that tests set and advance, so a test of a
+/// TTL moves the clock instead of waiting for it. Clones share one time:
+/// setting a manual clock moves every handle that holds a clone.
+#[derive(Clone, Default)]
+pub struct Clock(Option<Arc<AtomicI64>>);
+
+impl Clock {
+    /// The system clock (Unix milliseconds, [`crate::now_millis`]).
+    pub fn system() -> Clock {
+        Clock(None)
+    }
+
+    /// A clock standing at `ms` until it is set or advanced.
+    pub fn manual(ms: i64) -> Clock {
+        Clock(Some(Arc::new(AtomicI64::new(ms))))
+    }
+
+    /// Now, in Unix milliseconds.
+    pub fn now(&self) -> i64 {
+        match &self.0 {
+            None => crate::now_millis(),
+            Some(t) => t.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Moves a manual clock to `ms`. The system clock cannot be set.
+    pub fn set(&self, ms: i64) -> crate::Result<()> {
+        self.manual_time()?.store(ms, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Moves a manual clock `ms` forward (backward when negative).
+    pub fn advance(&self, ms: i64) -> crate::Result<()> {
+        let t = self.manual_time()?;
+        // fetch_update never fails with a closure that always answers Some.
+        let _ = t.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+            Some(now.saturating_add(ms))
+        });
+        Ok(())
+    }
+
+    fn manual_time(&self) -> crate::Result<&AtomicI64> {
+        self.0.as_deref().ok_or_else(|| {
+            crate::Error::invalid(
+                "the system clock cannot be set: build the store with Clock::manual to control time",
+            )
+        })
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("Clock(system)"),
+            Some(_) => write!(f, "Clock(manual at {})", to_rfc3339(self.now())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told_and_its_clones_follow() {
+        let clock = Clock::manual(1_000);
+        let other = clock.clone();
+        assert_eq!(clock.now(), 1_000);
+        clock.advance(86_400_000).unwrap();
+        assert_eq!(other.now(), 86_401_000);
+        other.set(5).unwrap();
+        assert_eq!(clock.now(), 5);
+        let system = Clock::system();
+        assert!(system.now() > 1_600_000_000_000);
+        let err = system.set(0).unwrap_err().to_string();
+        assert!(err.contains("Clock::manual"), "{err}");
+        assert!(system.advance(1).is_err());
     }
 }

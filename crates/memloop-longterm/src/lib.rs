@@ -41,6 +41,12 @@
 //! also its session and turn) stores nothing and reports `Event::Noop` with
 //! the existing memory.
 //!
+//! **Expired is gone.** A memory whose `expires_at` has passed (by the
+//! store's [`Clock`]) is not current from that moment: no search returns
+//! it or gives it one of its candidate places, and lists, counts,
+//! entities and `Stats::current` leave it out; `get` by id still reads it
+//! until [`LongTermStore::expire`] deletes it.
+//!
 //! **Errors name the store.** Every error that leaves an implementation
 //! says which store it is about (a data directory, a database), carries
 //! the engine's own error as its `source` where there is one
@@ -53,14 +59,15 @@
 
 mod query;
 
+use memloop_core::time::Clock;
 use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
 use serde_json::Value;
 
 pub use query::{
-    EmbedFn, Entity, ForgetReport, ListQuery, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
-    DEFAULT_SPEAKER_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
+    Decay, EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, MemoryUpdate, OutboxEntry,
+    SearchQuery, Stats, DEFAULT_SPEAKER_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
 };
 
 /// A long-term store: records with history, hybrid search, and the
@@ -74,6 +81,13 @@ pub trait LongTermStore: Send + Sync {
     /// The embedder whose vectors the store holds; vectors of another
     /// model are refused.
     fn embedder(&self) -> &EmbedderInfo;
+
+    /// The clock the store stamps writes and judges expiry and decay by;
+    /// the facade reads it too, so a TTL it turns into `expires_at` agrees
+    /// with the store (a test sets a manual one instead of waiting).
+    fn clock(&self) -> Clock {
+        Clock::system()
+    }
 
     // --- writes: each one transaction ---
 
@@ -112,6 +126,27 @@ pub trait LongTermStore: Send + Sync {
     /// again), for decay. Unknown ids and other tenants' are ignored.
     fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()>;
 
+    /// Counts a retrieval of memories (the hits a search returned), for
+    /// decay. Unlike `touch`, an implementation may batch it: the count
+    /// may reach storage later (with the next write, a flush, on drop, or
+    /// after a few seconds), so a crash can lose the last few seconds of
+    /// counts, which are statistics, never memories. Searches of the same
+    /// handle see the counts at once. Unknown ids are ignored.
+    fn record_access(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        self.touch(tenant, ids)
+    }
+
+    /// Deletes every memory, of every tenant, whose `expires_at` has passed
+    /// by the store's clock (current or not): its row, its entries in every
+    /// derived index (vector and keyword, in memory and in saved index
+    /// files), so it takes no room and no search work any more. History
+    /// keeps a record of each current one: a DELETE event with the reason
+    /// `"expired"` (and its text, as for any delete). Runs as a series of
+    /// small transactions, so searches and writes going on meanwhile wait
+    /// at most for one of them; one that fails leaves the rest for the next
+    /// run (an expired memory is invisible either way).
+    fn expire(&self) -> Result<ExpireReport>;
+
     /// Removes every memory of a scope (narrowed to its agent or session
     /// when it names one) and the scope's queued writes. History records
     /// that they existed, unless `purge`, which deletes it too and leaves
@@ -132,7 +167,8 @@ pub trait LongTermStore: Send + Sync {
     /// How many memories `list` pages through (its limit and offset ignored).
     fn count(&self, query: &ListQuery) -> Result<usize>;
 
-    /// The users, and agents without a user, with current memories in `tenant`.
+    /// The users, and agents without a user, with current (not expired)
+    /// memories in `tenant`.
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>>;
 
     /// Every change of one memory of `tenant`, oldest first.

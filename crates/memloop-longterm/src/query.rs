@@ -21,6 +21,27 @@ pub const DEFAULT_SPEAKER_BOOST: f32 = 0.1;
 /// The most results one search or list returns.
 pub const MAX_LIMIT: usize = 1000;
 
+/// How much a memory's decay signal (recency × importance × use, see
+/// `memloop_core::fusion::decay`) counts in a search's ranking beside its
+/// relevance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decay {
+    /// The signal's weight; the keyword signal's is 1. 0 leaves ranking to
+    /// relevance alone (and the signal is not computed).
+    pub weight: f32,
+    /// Recency halves every `half_life_ms` since the memory became true
+    /// or was last retrieved (0: recency not counted).
+    pub half_life_ms: i64,
+}
+
+impl Decay {
+    /// No decay: relevance alone ranks.
+    pub const OFF: Decay = Decay {
+        weight: 0.0,
+        half_life_ms: 0,
+    };
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery {
     pub scope: Scope,
@@ -55,6 +76,9 @@ pub struct SearchQuery {
     pub as_of: Option<i64>,
     /// Search every version, current, superseded or deleted.
     pub include_superseded: bool,
+    /// The decay signal's weight and half-life. None: the facade's
+    /// configured one (`[forgetting]`); a store given None uses none.
+    pub decay: Option<Decay>,
 }
 
 impl SearchQuery {
@@ -76,6 +100,7 @@ impl SearchQuery {
             speaker_boost: DEFAULT_SPEAKER_BOOST,
             as_of: None,
             include_superseded: false,
+            decay: None,
         }
     }
 }
@@ -95,9 +120,14 @@ pub struct Entity {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Stats {
+    /// Every stored row: current, superseded or deleted, and expired.
     pub memories: i64,
+    /// Neither superseded, deleted nor expired.
     pub current: i64,
+    /// Superseded or deleted (kept as history).
     pub superseded: i64,
+    /// Past their TTL and not yet deleted by `gc`: counted nowhere as current.
+    pub expired: i64,
     pub by_kind: HashMap<String, i64>,
     pub partitions: i64,
     pub history_entries: i64,
@@ -120,6 +150,15 @@ pub struct MemoryUpdate {
     pub metadata: Option<Value>,
     pub expires_at: Option<Option<i64>>,
     pub importance: Option<f32>,
+}
+
+/// What deleting expired memories did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExpireReport {
+    /// Memories deleted because their TTL had passed.
+    pub memories_deleted: usize,
+    /// Partitions they were deleted from (whose indexes were updated).
+    pub partitions: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

@@ -9,16 +9,30 @@ const B: f32 = 0.75;
 
 /// Postings hold dense document slots (u32), not rows, so a query adds
 /// scores into a plain array instead of a hash map.
+///
+/// Removal leaves the document's postings in place and marks its slot
+/// dead: cutting each posting list at once made removing many documents
+/// (gc deleting expired memories) quadratic in a large partition. Search
+/// skips dead slots and counts each term's live documents exactly, so
+/// scores are as if the postings were gone; once dead postings outnumber
+/// live ones, one pass over the lists drops them and frees their slots.
 #[derive(Default)]
 pub struct KeywordIndex {
     term_ids: HashMap<String, u32>,
-    /// Per term: (slot, weighted term frequency).
+    /// Per term: (slot, weighted term frequency), dead slots included.
     postings: Vec<Vec<(u32, f32)>>,
-    /// Row of each slot (None: free).
+    /// Per term: how many of its postings are of dead slots.
+    dead_per_term: Vec<u32>,
+    /// Row of each slot (None: free or dead).
     slot_rows: Vec<Option<i64>>,
     /// Per slot: its distinct term ids (for removal) and its weighted length.
     slot_docs: Vec<(Vec<u32>, f32)>,
+    /// Slots whose postings are gone: free for new documents.
     free_slots: Vec<u32>,
+    /// Slots removed whose postings remain (freed by `compact`).
+    dead_slots: Vec<u32>,
+    dead_postings: usize,
+    live_postings: usize,
     /// Per slot: the lower-cased words of who said it (episodes), for the speaker match.
     slot_speakers: Vec<Vec<String>>,
     slots: HashMap<i64, u32>,
@@ -58,6 +72,7 @@ impl KeywordIndex {
             let id = *self.term_ids.entry(t.clone()).or_insert(next);
             if id as usize == self.postings.len() {
                 self.postings.push(Vec::new());
+                self.dead_per_term.push(0);
             }
             *counts.entry(id).or_default() += w;
             len += w;
@@ -74,6 +89,7 @@ impl KeywordIndex {
         for (&id, &tf) in &counts {
             self.postings[id as usize].push((slot, tf));
         }
+        self.live_postings += counts.len();
         self.total_len += f64::from(len);
         self.slot_rows[slot as usize] = Some(row);
         self.slot_docs[slot as usize] = (counts.keys().copied().collect(), len);
@@ -94,15 +110,32 @@ impl KeywordIndex {
             return;
         };
         let (ids, len) = std::mem::take(&mut self.slot_docs[slot as usize]);
-        for id in ids {
-            if let Some(list) = self.postings.get_mut(id as usize) {
-                list.retain(|(s, _)| *s != slot);
+        for &id in &ids {
+            if let Some(d) = self.dead_per_term.get_mut(id as usize) {
+                *d += 1;
             }
         }
+        self.dead_postings += ids.len();
+        self.live_postings = self.live_postings.saturating_sub(ids.len());
         self.total_len = (self.total_len - f64::from(len)).max(0.0);
         self.slot_rows[slot as usize] = None;
         self.slot_speakers[slot as usize].clear();
-        self.free_slots.push(slot);
+        self.dead_slots.push(slot);
+        if self.dead_postings > self.live_postings.max(1024) {
+            self.compact();
+        }
+    }
+
+    /// Drops the postings of dead slots and frees the slots: one pass over
+    /// every list, paid for by the removals since the last one.
+    fn compact(&mut self) {
+        let rows = &self.slot_rows;
+        for list in &mut self.postings {
+            list.retain(|(s, _)| rows[*s as usize].is_some());
+        }
+        self.dead_per_term.iter_mut().for_each(|d| *d = 0);
+        self.free_slots.append(&mut self.dead_slots);
+        self.dead_postings = 0;
     }
 
     /// True when one of `words` (lower case) names who said this row's text.
@@ -133,16 +166,20 @@ impl KeywordIndex {
         let mut scores = vec![0.0f32; self.slot_rows.len()];
         let mut touched: Vec<u32> = Vec::new();
         for term in unique {
-            let Some(list) = self
-                .term_ids
-                .get(term)
-                .and_then(|&id| self.postings.get(id as usize))
-            else {
+            let Some((list, dead)) = self.term_ids.get(term).and_then(|&id| {
+                Some((
+                    self.postings.get(id as usize)?,
+                    *self.dead_per_term.get(id as usize)?,
+                ))
+            }) else {
                 continue;
             };
-            let df = list.len() as f32;
+            let df = list.len().saturating_sub(dead as usize) as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(slot, tf) in list {
+                if dead > 0 && self.slot_rows[slot as usize].is_none() {
+                    continue;
+                }
                 let len = self.slot_docs[slot as usize].1;
                 let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
                 let cell = &mut scores[slot as usize];
@@ -210,6 +247,54 @@ mod tests {
         // A zero weight leaves the context out.
         idx.insert(1, &terms("paris trip"), &terms("museum"), 0.0);
         assert_eq!(idx.search(&terms("museum"), 10, None).len(), 1);
+    }
+
+    /// Removing documents (lazily, then compacted) scores every query as
+    /// an index built from the remaining ones alone.
+    #[test]
+    fn removal_scores_as_if_never_indexed() {
+        let words = [
+            "tea", "coffee", "paris", "berlin", "nurse", "museum", "rain",
+        ];
+        let doc = |i: usize| -> Vec<String> {
+            (0..3)
+                .map(|k| words[(i * 7 + k * (i % 5 + 1)) % words.len()].to_string())
+                .collect()
+        };
+        let mut a = KeywordIndex::default();
+        for i in 0..3000 {
+            a.insert(i as i64, &doc(i), &[], 0.0);
+        }
+        // Removes enough to compact at least once, then refills freed slots.
+        for i in (0..3000).filter(|i| i % 3 != 0) {
+            a.remove(i as i64);
+        }
+        for i in 3000..3100 {
+            a.insert(i as i64, &doc(i), &[], 0.0);
+        }
+        let mut b = KeywordIndex::default();
+        for i in (0..3100).filter(|i| *i >= 3000 || i % 3 == 0) {
+            b.insert(i as i64, &doc(i), &[], 0.0);
+        }
+        assert_eq!(a.len(), b.len());
+        for q in [
+            &["tea"][..],
+            &["paris", "nurse"],
+            &["rain", "coffee", "museum"],
+        ] {
+            let q: Vec<String> = q.iter().map(|w| w.to_string()).collect();
+            let (ha, hb) = (a.search(&q, 50, None), b.search(&q, 50, None));
+            assert_eq!(ha.len(), hb.len());
+            for (x, y) in ha.iter().zip(&hb) {
+                assert!((x.1 - y.1).abs() < 1e-4, "{q:?}: {x:?} vs {y:?}");
+            }
+        }
+        // A removed document is never found, compacted or not.
+        a.remove(3);
+        assert!(a
+            .search(&doc(3), 5000, None)
+            .iter()
+            .all(|h| h.0 != 3 && h.0 % 3 == 0 || h.0 >= 3000));
     }
 
     #[test]

@@ -24,9 +24,12 @@
 //! lock on `memloop.lock` in the directory, so processes that open a new
 //! directory at the same time initialise it once.
 
+mod access;
+mod expire;
 mod keyword;
 mod outbox;
 mod partition;
+mod purge;
 mod read;
 mod rows;
 mod schema;
@@ -40,14 +43,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use memloop_core::text::Analyzer;
+use memloop_core::time::Clock;
 use memloop_core::{EmbedderInfo, Error, Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use memloop_longterm::{
-    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
-    DEFAULT_VECTOR_WEIGHT,
+    Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
+    SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT,
 };
 
+use access::AccessLog;
 use partition::PartitionIndex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -80,6 +85,10 @@ pub struct StoreOptions {
     /// write bursts of several processes sharing a directory; a commit
     /// holds the lock for milliseconds.
     pub busy_timeout_ms: u64,
+    /// The time writes are stamped with and expiry and decay are judged
+    /// by: the system's unless a test sets a manual one.
+    #[serde(skip)]
+    pub clock: Clock,
 }
 
 impl Default for StoreOptions {
@@ -89,6 +98,7 @@ impl Default for StoreOptions {
             durability: Durability::Full,
             context_weight: 0.5,
             busy_timeout_ms: DEFAULT_BUSY_TIMEOUT_MS,
+            clock: Clock::system(),
         }
     }
 }
@@ -109,6 +119,12 @@ impl StoreOptions {
         self
     }
 
+    /// The clock to stamp writes and judge expiry by (see [`Clock::manual`]).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     fn busy_timeout(&self) -> Duration {
         Duration::from_millis(self.busy_timeout_ms)
     }
@@ -119,11 +135,13 @@ pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 5_000;
 
 pub struct EmbeddedStore {
     dir: PathBuf,
-    conn: Mutex<Connection>,
+    /// Shared with the thread that writes retrieval counts (`access.rs`).
+    conn: Arc<Mutex<Connection>>,
     partitions: Mutex<HashMap<String, Arc<Mutex<PartitionIndex>>>>,
     embedder: EmbedderInfo,
     options: StoreOptions,
     analyzer: Analyzer,
+    access: AccessLog,
 }
 
 /// How a SQLite error reaches callers. A lock held by another connection is
@@ -239,17 +257,13 @@ impl EmbeddedStore {
                 other => other,
             })
         })?;
-        let sync = match options.durability {
-            Durability::Full => "FULL",
-            Durability::Process => "NORMAL",
-        };
         conn.busy_timeout(timeout)
             .map_err(sql_err)
             .map_err(located)?;
         retry_busy(timeout, || {
             conn.execute_batch(&format!(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-                 PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
+                "PRAGMA journal_mode = WAL; {}",
+                connection_pragmas(&options)
             ))
             .map_err(sql_err)
         })
@@ -260,14 +274,34 @@ impl EmbeddedStore {
         })
         .map_err(located)?;
         drop(init_lock);
+        let conn = Arc::new(Mutex::new(conn));
+        let access = AccessLog::start(conn.clone(), options.clock.clone());
         Ok(EmbeddedStore {
             dir: dir.to_path_buf(),
-            conn: Mutex::new(conn),
+            conn,
             partitions: Mutex::new(HashMap::new()),
             embedder,
             options,
             analyzer: Analyzer::default(),
+            access,
         })
+    }
+
+    /// A second connection to the store's database, for work that must not
+    /// hold the shared connection (and so every search) for long: `expire`.
+    fn side_connection(&self) -> Result<Connection> {
+        let path = self.dir.join(DB_FILE);
+        let conn = Connection::open(&path).map_err(sql_err)?;
+        conn.busy_timeout(self.options.busy_timeout())
+            .map_err(sql_err)?;
+        conn.execute_batch(&connection_pragmas(&self.options))
+            .map_err(sql_err)?;
+        Ok(conn)
+    }
+
+    /// Now, by the store's clock.
+    fn now(&self) -> i64 {
+        self.options.clock.now()
     }
 
     pub fn dir(&self) -> &Path {
@@ -288,6 +322,20 @@ impl EmbeddedStore {
         }
         Ok(())
     }
+}
+
+/// The settings of every connection to the database. `secure_delete` on
+/// every one: a purge promises that no deleted text lingers in free pages,
+/// whichever connection freed them.
+fn connection_pragmas(options: &StoreOptions) -> String {
+    let sync = match options.durability {
+        Durability::Full => "FULL",
+        Durability::Process => "NORMAL",
+    };
+    format!(
+        "PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
+         PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
+    )
 }
 
 /// Makes sure `dir` is a directory this process can write, creating it if
@@ -418,7 +466,9 @@ pub(crate) fn set_embedder(conn: &Connection, embedder: &EmbedderInfo) -> Result
 
 impl Drop for EmbeddedStore {
     fn drop(&mut self) {
-        // Saving HNSW indexes only shortens the next open; failure loses nothing.
+        // Saving HNSW indexes only shortens the next open; failure loses
+        // nothing. Retrieval counts are written here at the latest.
         let _ = self.flush();
+        self.access.stop();
     }
 }

@@ -1,6 +1,7 @@
 //! The derived indexes of one partition: load from SQLite, catch up from
 //! `index_log`, save and restore HNSW indexes.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -14,8 +15,14 @@ use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, sql_err, write_tx, EmbeddedStore};
 
-/// Text, vector, context and speaker of a current row.
-type CurrentRow = (String, Vec<f32>, Option<String>, Option<String>);
+/// What the indexes hold of a current row.
+struct CurrentRow {
+    text: String,
+    vector: Vec<f32>,
+    context: Option<String>,
+    speaker: Option<String>,
+    expires_at: Option<i64>,
+}
 
 /// Who said a memory: its metadata's `speaker`, when it has one.
 fn speaker_of(metadata: &str) -> Option<String> {
@@ -27,10 +34,68 @@ fn speaker_of(metadata: &str) -> Option<String> {
 pub struct PartitionIndex {
     pub vectors: VectorIndex,
     pub keywords: KeywordIndex,
+    pub expiry: Expiry,
     /// Every index_log entry up to this seq is reflected here.
     pub applied_seq: i64,
     /// The seq the saved HNSW file reflects (0: nothing saved).
     pub saved_seq: i64,
+}
+
+/// When the partition's rows with a TTL expire. An expired row stays in
+/// the indexes until gc deletes it, but a search admits none of them
+/// among its candidates; while none has expired (the first in time order
+/// is still ahead) a search pays nothing for this.
+#[derive(Default)]
+pub struct Expiry {
+    by_row: HashMap<i64, i64>,
+    by_time: BTreeSet<(i64, i64)>,
+}
+
+impl Expiry {
+    pub fn set(&mut self, row: i64, expires_at: Option<i64>) {
+        self.remove(row);
+        if let Some(t) = expires_at {
+            self.by_row.insert(row, t);
+            self.by_time.insert((t, row));
+        }
+    }
+
+    pub fn remove(&mut self, row: i64) {
+        if let Some(t) = self.by_row.remove(&row) {
+            self.by_time.remove(&(t, row));
+        }
+    }
+
+    /// Whether any row has expired at `now`.
+    pub fn any_expired(&self, now: i64) -> bool {
+        self.by_time.first().is_some_and(|(t, _)| *t <= now)
+    }
+
+    pub fn is_expired(&self, row: i64, now: i64) -> bool {
+        self.by_row.get(&row).is_some_and(|t| *t <= now)
+    }
+}
+
+impl PartitionIndex {
+    /// A saved vector index alone, reflecting the log up to `seq`: enough
+    /// to cut rows out of it and save it again.
+    pub fn vectors_only(vectors: VectorIndex, seq: i64) -> PartitionIndex {
+        PartitionIndex {
+            vectors,
+            keywords: KeywordIndex::default(),
+            expiry: Expiry::default(),
+            applied_seq: seq,
+            saved_seq: seq,
+        }
+    }
+
+    /// Takes a row out of every index.
+    pub fn remove(&mut self, row: i64) -> Result<()> {
+        self.vectors.remove(row)?;
+        self.keywords.remove(row);
+        self.expiry.remove(row);
+        Ok(())
+    }
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -41,7 +106,7 @@ struct Sidecar {
 }
 
 /// The last seq ever given to an index_log entry (it survives pruning).
-fn max_seq(conn: &Connection) -> Result<i64> {
+pub(crate) fn max_seq(conn: &Connection) -> Result<i64> {
     conn.query_row(
         "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'index_log'), 0)",
         [],
@@ -51,7 +116,7 @@ fn max_seq(conn: &Connection) -> Result<i64> {
 }
 
 /// Entries up to this seq have been pruned: an index older than it must reload.
-fn log_floor(conn: &Connection) -> Result<i64> {
+pub(crate) fn log_floor(conn: &Connection) -> Result<i64> {
     let v: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE key = 'index_log_floor'",
@@ -122,9 +187,10 @@ impl EmbeddedStore {
         let applied_seq = max_seq(conn)?;
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
+        let mut expiry = Expiry::default();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT row, text, context, metadata FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+                "SELECT row, text, context, metadata, expires_at FROM memories WHERE partition = ?1 AND valid_until IS NULL",
             )
             .map_err(sql_err)?;
         let rows = stmt
@@ -134,11 +200,13 @@ impl EmbeddedStore {
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, String>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
                 ))
             })
             .map_err(sql_err)?;
         for row in rows {
-            let (row, text, context, metadata) = row.map_err(sql_err)?;
+            let (row, text, context, metadata, expires_at) = row.map_err(sql_err)?;
+            expiry.set(row, expires_at);
             let speaker = speaker_of(&metadata);
             self.index_keywords(
                 &mut keywords,
@@ -158,6 +226,7 @@ impl EmbeddedStore {
                 let mut part = PartitionIndex {
                     vectors,
                     keywords,
+                    expiry,
                     applied_seq,
                     saved_seq,
                 };
@@ -194,6 +263,7 @@ impl EmbeddedStore {
         Ok(PartitionIndex {
             vectors,
             keywords,
+            expiry,
             applied_seq,
             saved_seq: 0,
         })
@@ -236,40 +306,51 @@ impl EmbeddedStore {
             );
             vectors.insert(row, &v)?;
         }
+        // Its searches look into the past, where expiry does not apply.
         Ok(PartitionIndex {
             vectors,
             keywords,
+            expiry: Expiry::default(),
             applied_seq: 0,
             saved_seq: 0,
         })
     }
 
-    fn changed_rows(conn: &Connection, partition: &str, from: i64) -> Result<Vec<i64>> {
+    /// The rows of a partition changed after `from`, each with what the
+    /// indexes should hold of it (None: gone or no longer current), read
+    /// in one statement: a catch-up after gc deleted thousands of rows
+    /// must not run a query per row while searches wait on it.
+    fn changed_rows(
+        conn: &Connection,
+        partition: &str,
+        from: i64,
+    ) -> Result<Vec<(i64, Option<CurrentRow>)>> {
         let mut stmt = conn
-            .prepare_cached("SELECT DISTINCT row FROM index_log WHERE partition = ?1 AND seq > ?2")
+            .prepare_cached(
+                "SELECT c.row, m.text, m.embedding, m.context, m.metadata, m.expires_at \
+                 FROM (SELECT DISTINCT row FROM index_log WHERE partition = ?1 AND seq > ?2) AS c \
+                 LEFT JOIN memories AS m ON m.row = c.row AND m.valid_until IS NULL",
+            )
             .map_err(sql_err)?;
         let rows = stmt
-            .query_map(params![partition, from], |r| r.get::<_, i64>(0))
+            .query_map(params![partition, from], |r| {
+                let row = r.get::<_, i64>(0)?;
+                let Some(text) = r.get::<_, Option<String>>(1)? else {
+                    return Ok((row, None));
+                };
+                Ok((
+                    row,
+                    Some(CurrentRow {
+                        text,
+                        vector: blob_to_vector(&r.get::<_, Vec<u8>>(2)?),
+                        context: r.get(3)?,
+                        speaker: speaker_of(&r.get::<_, String>(4)?),
+                        expires_at: r.get(5)?,
+                    }),
+                ))
+            })
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
-    }
-
-    /// The current text, vector and context of a row, None when it is gone or superseded.
-    fn current_row(conn: &Connection, row: i64) -> Result<Option<CurrentRow>> {
-        conn.prepare_cached(
-            "SELECT text, embedding, context, metadata FROM memories WHERE row = ?1 AND valid_until IS NULL",
-        )
-        .map_err(sql_err)?
-        .query_row([row], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
-                r.get::<_, Option<String>>(2)?,
-                speaker_of(&r.get::<_, String>(3)?),
-            ))
-        })
-        .optional()
-        .map_err(sql_err)
     }
 
     fn apply_log(
@@ -279,41 +360,41 @@ impl EmbeddedStore {
         partition: &str,
         from: i64,
     ) -> Result<()> {
-        for row in Self::changed_rows(conn, partition, from)? {
-            p.vectors.remove(row)?;
-            p.keywords.remove(row);
-            if let Some((text, v, context, speaker)) = Self::current_row(conn, row)? {
-                p.vectors.insert(row, &v)?;
+        for (row, current) in Self::changed_rows(conn, partition, from)? {
+            p.remove(row)?;
+            if let Some(c) = current {
+                p.vectors.insert(row, &c.vector)?;
+                p.expiry.set(row, c.expires_at);
                 self.index_keywords(
                     &mut p.keywords,
                     row,
-                    &text,
-                    context.as_deref(),
-                    speaker.as_deref(),
+                    &c.text,
+                    c.context.as_deref(),
+                    c.speaker.as_deref(),
                 );
             }
         }
         Ok(())
     }
 
-    fn apply_log_vectors_only(
+    pub(crate) fn apply_log_vectors_only(
         &self,
         conn: &Connection,
         p: &mut PartitionIndex,
         partition: &str,
         from: i64,
     ) -> Result<()> {
-        for row in Self::changed_rows(conn, partition, from)? {
+        for (row, current) in Self::changed_rows(conn, partition, from)? {
             p.vectors.remove(row)?;
-            if let Some((_, v, _, _)) = Self::current_row(conn, row)? {
-                p.vectors.insert(row, &v)?;
+            if let Some(c) = current {
+                p.vectors.insert(row, &c.vector)?;
             }
         }
         Ok(())
     }
 
     /// A saved HNSW index of this partition and the seq it reflects, if usable.
-    fn restore_ann(&self, partition: &str) -> Option<(VectorIndex, i64)> {
+    pub(crate) fn restore_ann(&self, partition: &str) -> Option<(VectorIndex, i64)> {
         let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
         let sidecar: Sidecar = serde_json::from_slice(&std::fs::read(&sidecar_path).ok()?).ok()?;
         if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
@@ -323,10 +404,10 @@ impl EmbeddedStore {
         Some((vectors, sidecar.seq))
     }
 
-    /// Saves every HNSW index that changed since it was last saved (index
-    /// first, then its sidecar: a crash between them leaves an index newer
-    /// than its sidecar says, and replaying the log over it is harmless).
+    /// Saves every HNSW index that changed since it was last saved, and
+    /// writes the retrieval counts waiting to be written.
     pub(crate) fn flush(&self) -> Result<()> {
+        self.access.flush()?;
         let parts: Vec<(String, Arc<Mutex<PartitionIndex>>)> = lock(&self.partitions)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -336,27 +417,35 @@ impl EmbeddedStore {
             if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
                 continue;
             }
-            let (index_path, sidecar_path) = ann_paths(&self.dir, &partition);
-            let tmp = index_path.with_extension("usearch.tmp");
-            p.vectors.save(&tmp)?;
-            let io = |e| memloop_core::Error::Io {
-                path: index_path.clone(),
-                source: e,
-            };
-            std::fs::rename(&tmp, &index_path).map_err(io)?;
-            let sidecar = Sidecar {
-                partition: partition.clone(),
-                seq: p.applied_seq,
-                model_id: self.embedder.model_id.clone(),
-            };
-            let json = serde_json::to_vec(&sidecar)
-                .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
-            let tmp = sidecar_path.with_extension("json.tmp");
-            std::fs::write(&tmp, json).map_err(io)?;
-            std::fs::rename(&tmp, &sidecar_path).map_err(io)?;
+            self.save_ann(&partition, &p.vectors, p.applied_seq)?;
             p.saved_seq = p.applied_seq;
         }
         Ok(())
+    }
+
+    /// Saves a partition's HNSW index as reflecting the log up to `seq`
+    /// (index first, then its sidecar: a crash between them leaves an
+    /// index newer than its sidecar says, and replaying the log over it is
+    /// harmless).
+    pub(crate) fn save_ann(&self, partition: &str, vectors: &VectorIndex, seq: i64) -> Result<()> {
+        let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
+        let tmp = index_path.with_extension("usearch.tmp");
+        vectors.save(&tmp)?;
+        let io = |e| memloop_core::Error::Io {
+            path: index_path.clone(),
+            source: e,
+        };
+        std::fs::rename(&tmp, &index_path).map_err(io)?;
+        let sidecar = Sidecar {
+            partition: partition.to_string(),
+            seq,
+            model_id: self.embedder.model_id.clone(),
+        };
+        let json = serde_json::to_vec(&sidecar)
+            .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
+        let tmp = sidecar_path.with_extension("json.tmp");
+        std::fs::write(&tmp, json).map_err(io)?;
+        std::fs::rename(&tmp, &sidecar_path).map_err(io)
     }
 
     /// Saves the HNSW indexes, then deletes the index_log entries that no
@@ -399,6 +488,11 @@ impl EmbeddedStore {
     /// Drops a partition's in-memory and saved indexes (after forget or reindex).
     pub(crate) fn drop_partition_index(&self, partition: &str) {
         lock(&self.partitions).remove(partition);
+        self.drop_saved_ann(partition);
+    }
+
+    /// Removes a partition's saved HNSW files (the next load rebuilds them).
+    pub(crate) fn drop_saved_ann(&self, partition: &str) {
         let (a, b) = ann_paths(&self.dir, partition);
         let _ = std::fs::remove_file(a);
         let _ = std::fs::remove_file(b);

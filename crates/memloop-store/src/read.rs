@@ -3,16 +3,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use memloop_core::fusion::{fuse, keyword_part, vector_part, Range};
+use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
 use memloop_core::{
-    now_millis, Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Replacement, Result, Scope,
-    SearchHit, SignalScores,
+    Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Replacement, Result, Scope, SearchHit,
+    SignalScores,
 };
 use rusqlite::{params_from_iter, OptionalExtension};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::{lock, sql_err, EmbeddedStore};
-use memloop_longterm::{Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
+use memloop_longterm::{Decay, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
 
 impl EmbeddedStore {
     pub(crate) fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
@@ -65,7 +65,7 @@ impl EmbeddedStore {
     /// newest first, until `visit` returns false.
     fn scan(&self, q: &ListQuery, mut visit: impl FnMut(MemoryRecord) -> bool) -> Result<()> {
         let partition = q.scope.partition()?;
-        let now = now_millis();
+        let now = self.now();
         let conn = self.conn();
         let sql = format!(
             "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 {} ORDER BY created_at DESC, row DESC",
@@ -89,18 +89,20 @@ impl EmbeddedStore {
     }
 
     /// The users, and the agents with memories of their own (no user), that
-    /// have current memories in a tenant, by name.
+    /// have current (not expired) memories in a tenant, by name.
     pub(crate) fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
+        let now = self.now();
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
                 "SELECT user_id IS NULL, coalesce(user_id, agent_id), count(*), min(created_at), max(updated_at) \
                  FROM memories WHERE tenant = ?1 AND valid_until IS NULL \
+                 AND (expires_at IS NULL OR expires_at > ?2) \
                  GROUP BY 1, 2 ORDER BY 2, 1",
             )
             .map_err(sql_err)?;
         let rows = stmt
-            .query_map([tenant], |r| {
+            .query_map(rusqlite::params![tenant, now], |r| {
                 Ok(Entity {
                     kind: if r.get::<_, bool>(0)? {
                         "agent"
@@ -177,13 +179,14 @@ impl EmbeddedStore {
                 "top_k must be between 1 and {MAX_LIMIT}"
             )));
         }
+        let now = self.now();
         let restricted = q.filter.is_some()
             || !q.kinds.is_empty()
             || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())
             || q.scope.session_id.is_some();
         // Narrowed searches first find the rows they may return, then search only those.
         let allowed: Option<HashSet<i64>> = if restricted {
-            Some(self.allowed_rows(&partition, q)?)
+            Some(self.allowed_rows(&partition, q, now)?)
         } else {
             None
         };
@@ -205,8 +208,15 @@ impl EmbeddedStore {
             .collect();
         let (vec_hits, kw_hits, spoken) = {
             let p = lock(&part);
-            let allow_fn = |row: i64| allowed.as_ref().is_none_or(|a| a.contains(&row));
-            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() {
+            // Expired rows take no candidate place: they are refused inside
+            // each index's search, before its top-N cut (the allowed rows
+            // of a narrowed search already leave them out).
+            let skip_expired = allowed.is_none() && p.expiry.any_expired(now);
+            let allow_fn = |row: i64| {
+                allowed.as_ref().is_none_or(|a| a.contains(&row))
+                    && !(skip_expired && p.expiry.is_expired(row, now))
+            };
+            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() || skip_expired {
                 Some(&allow_fn)
             } else {
                 None
@@ -248,8 +258,10 @@ impl EmbeddedStore {
         }
         let vector_range = Range::of(vec_hits.iter().map(|h| h.1));
         let keyword_range = Range::of(kw_hits.iter().map(|h| h.1));
-        // The reported score: the fused score (0..1) plus the speaker boost,
-        // scaled back into 0..1.
+        let decay_on = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
+        let extra = q.speaker_boost.max(0.0) + decay_on.map_or(0.0, |d| d.weight);
+        // The reported score: the fused score (0..1) plus the speaker boost
+        // (and the weighted decay signal), scaled back into 0..1.
         let mut ranked: Vec<(i64, SignalScores, f32)> = fused
             .into_iter()
             .map(|(row, mut s)| {
@@ -262,15 +274,37 @@ impl EmbeddedStore {
                 if spoken.contains(&row) {
                     s.speaker_boost = q.speaker_boost;
                 }
-                let score = (s.fused + s.speaker_boost) / (1.0 + q.speaker_boost.max(0.0));
+                let score = (s.fused + s.speaker_boost) / (1.0 + extra);
                 (row, s, score)
             })
             .collect();
-        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-        // Hydrate a few more than asked for: expired rows are dropped here.
-        ranked.truncate(q.top_k * 2 + 10);
-        let records = self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
-        let now = now_millis();
+        let records = match decay_on {
+            // Decay needs every candidate's record before the cut.
+            Some(d) => {
+                let mut records =
+                    self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
+                self.merge_pending_access(&q.scope.tenant, &mut records);
+                for (row, s, score) in &mut ranked {
+                    if let Some(r) = records.get(row) {
+                        s.decay = decay_of(r, d, now);
+                        *score += d.weight * s.decay / (1.0 + extra);
+                    }
+                }
+                ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+                ranked.truncate(q.top_k * 2 + 10);
+                records
+            }
+            None => {
+                ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+                // A few more than asked for: rows deleted since the indexes
+                // answered are dropped here.
+                ranked.truncate(q.top_k * 2 + 10);
+                let mut records =
+                    self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
+                self.merge_pending_access(&q.scope.tenant, &mut records);
+                records
+            }
+        };
         let mut out = Vec::with_capacity(ranked.len());
         for (row, scores, score) in ranked {
             let Some(record) = records.get(&row) else {
@@ -342,7 +376,18 @@ impl EmbeddedStore {
         Ok(())
     }
 
-    fn allowed_rows(&self, partition: &str, q: &SearchQuery) -> Result<HashSet<i64>> {
+    /// Adds the retrievals not yet written to the records' access counts,
+    /// so this handle's searches see its own retrievals at once.
+    fn merge_pending_access(&self, tenant: &str, records: &mut HashMap<i64, MemoryRecord>) {
+        for r in records.values_mut() {
+            if let Some((n, at)) = self.access.pending(tenant, &r.id) {
+                r.access_count = r.access_count.saturating_add(n);
+                r.last_accessed_at = Some(r.last_accessed_at.map_or(at, |t| t.max(at)));
+            }
+        }
+    }
+
+    fn allowed_rows(&self, partition: &str, q: &SearchQuery, now: i64) -> Result<HashSet<i64>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -359,9 +404,11 @@ impl EmbeddedStore {
             .query_map([partition], record_from_row)
             .map_err(sql_err)?;
         let mut out = HashSet::new();
+        let past = q.as_of.is_some() || q.include_superseded;
         for r in rows {
             let (row, rec) = r.map_err(sql_err)?;
-            if admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec) {
+            if (past || !rec.is_expired(now)) && admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
+            {
                 out.insert(row);
             }
         }
@@ -388,21 +435,32 @@ impl EmbeddedStore {
     }
 
     pub(crate) fn stats(&self) -> Result<Stats> {
+        let now = self.now();
         let conn = self.conn();
         let one = |sql: &str| {
             conn.query_row(sql, [], |r| r.get::<_, i64>(0))
                 .map_err(sql_err)
         };
         let memories = one("SELECT count(*) FROM memories")?;
-        let current = one("SELECT count(*) FROM memories WHERE valid_until IS NULL")?;
+        let superseded = one("SELECT count(*) FROM memories WHERE valid_until IS NOT NULL")?;
+        let expired: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM memories WHERE valid_until IS NULL AND expires_at <= ?1",
+                [now],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)?;
         let partitions = one("SELECT count(DISTINCT partition) FROM memories")?;
         let history_entries = one("SELECT count(*) FROM history")?;
         let mut by_kind = HashMap::new();
         let mut stmt = conn
-            .prepare("SELECT kind, count(*) FROM memories WHERE valid_until IS NULL GROUP BY kind")
+            .prepare(
+                "SELECT kind, count(*) FROM memories WHERE valid_until IS NULL \
+                 AND (expires_at IS NULL OR expires_at > ?1) GROUP BY kind",
+            )
             .map_err(sql_err)?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .query_map([now], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
             .map_err(sql_err)?;
         for r in rows {
             let (k, n) = r.map_err(sql_err)?;
@@ -420,8 +478,9 @@ impl EmbeddedStore {
         let hnsw_partitions = parts.values().filter(|p| lock(p).vectors.is_ann()).count();
         Ok(Stats {
             memories,
-            current,
-            superseded: memories - current,
+            current: memories - superseded - expired,
+            superseded,
+            expired,
             by_kind,
             partitions,
             history_entries,
@@ -432,6 +491,19 @@ impl EmbeddedStore {
             hnsw_partitions,
         })
     }
+}
+
+/// A record's decay signal at `now` (see `memloop_core::fusion::decay`).
+fn decay_of(r: &MemoryRecord, d: Decay, now: i64) -> f32 {
+    let fresh_since = r
+        .last_accessed_at
+        .map_or(r.valid_from, |t| t.max(r.valid_from));
+    decay(
+        now.saturating_sub(fresh_since),
+        d.half_life_ms,
+        r.importance,
+        r.access_count,
+    )
 }
 
 fn admits(scope: &Scope, kinds: &[Kind], filter: Option<&Filter>, rec: &MemoryRecord) -> bool {

@@ -88,6 +88,10 @@ CREATE INDEX outbox_due ON outbox (next_at);
 -- episode stays current, as said, but is known to hold a stale claim).
 ALTER TABLE memories ADD COLUMN superseded_by TEXT;
 "#,
+    r#"
+-- What gc reads to find expired memories without scanning the table.
+CREATE INDEX memories_by_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -3,12 +3,13 @@
 //! raised without it (a SQLite error deep in a statement knows no paths),
 //! so nothing leaves the store unlocated.
 
+use memloop_core::time::Clock;
 use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
 use memloop_longterm::{
-    EmbedFn, Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
-    SearchQuery, Stats,
+    EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
+    OutboxEntry, SearchQuery, Stats,
 };
 use serde_json::Value;
 
@@ -27,6 +28,10 @@ impl LongTermStore for EmbeddedStore {
 
     fn embedder(&self) -> &EmbedderInfo {
         &self.embedder
+    }
+
+    fn clock(&self) -> Clock {
+        self.options.clock.clone()
     }
 
     fn insert(
@@ -62,6 +67,14 @@ impl LongTermStore for EmbeddedStore {
 
     fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
         self.located(EmbeddedStore::touch(self, tenant, ids))
+    }
+
+    fn record_access(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        self.located(self.access.record(tenant, ids))
+    }
+
+    fn expire(&self) -> Result<ExpireReport> {
+        self.located(EmbeddedStore::expire(self))
     }
 
     fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {

@@ -2,7 +2,7 @@
 //! and to `index_log` together, so the derived indexes can always catch up.
 
 use memloop_core::text::{content_hash, identity_hash, validate_text};
-use memloop_core::{check_time, now_millis, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_core::{check_time, Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ fn validate_metadata(v: &Value) -> Result<()> {
     Ok(())
 }
 
-fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
+pub(crate) fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
     tx.prepare_cached("INSERT INTO index_log (partition, row) VALUES (?1, ?2)")
         .map_err(sql_err)?
         .execute(params![partition, row])
@@ -28,7 +28,7 @@ fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn log_history(
+pub(crate) fn log_history(
     tx: &Transaction<'_>,
     memory_id: &str,
     partition: &str,
@@ -129,13 +129,14 @@ impl EmbeddedStore {
                 }
             }
         }
-        let now = now_millis();
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut out = Vec::with_capacity(items.len());
         for (m, v) in items {
             let hash = identity_hash(&m);
-            if let Some(existing) = find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str())?
+            if let Some(existing) =
+                find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str(), now)?
             {
                 out.push((existing, Event::Noop));
                 continue;
@@ -143,6 +144,7 @@ impl EmbeddedStore {
             let record = add_in(&tx, &partition, scope, m, &v, hash, None, now)?;
             out.push((record, Event::Add));
         }
+        self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
         Ok(out)
     }
@@ -164,13 +166,18 @@ impl EmbeddedStore {
         if let Some(Some(t)) = change.expires_at {
             check_time("expires_at", t)?;
         }
-        let now = now_millis();
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
         if rec.valid_until.is_some() {
             return Err(Error::invalid(format!(
                 "memory {id} was deleted or superseded and is kept only as history: update the current memory instead"
+            )));
+        }
+        if rec.is_expired(now) {
+            return Err(Error::invalid(format!(
+                "memory {id} has expired (its TTL passed) and is kept only until gc deletes it: add it again to keep it"
             )));
         }
         let old_text = rec.text.clone();
@@ -209,6 +216,7 @@ impl EmbeddedStore {
             now,
         )?;
         log_change(&tx, &partition, row)?;
+        self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
         Ok((rec, old_text))
     }
@@ -221,7 +229,7 @@ impl EmbeddedStore {
         id: &str,
         reason: Option<&str>,
     ) -> Result<MemoryRecord> {
-        let now = now_millis();
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
@@ -230,8 +238,11 @@ impl EmbeddedStore {
                 "memory {id} is already deleted or superseded"
             )));
         }
+        // A deleted memory names no successor (`superseded_by` null), so it
+        // reads as deleted, not superseded, even if it was an episode marked
+        // as evidence of a replaced claim.
         tx.execute(
-            "UPDATE memories SET valid_until = ?1, updated_at = ?1 WHERE row = ?2",
+            "UPDATE memories SET valid_until = ?1, updated_at = ?1, superseded_by = NULL WHERE row = ?2",
             params![now, row],
         )
         .map_err(sql_err)?;
@@ -246,9 +257,11 @@ impl EmbeddedStore {
             now,
         )?;
         log_change(&tx, &partition, row)?;
+        self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
         rec.valid_until = Some(now);
         rec.updated_at = now;
+        rec.superseded_by = None;
         Ok(rec)
     }
 
@@ -268,7 +281,7 @@ impl EmbeddedStore {
         m.validate_times()?;
         self.check_dims(&v)?;
         let partition = scope.partition()?;
-        let now = now_millis();
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, old_partition, mut old) = get_by_id(&tx, &scope.tenant, old_id)?;
@@ -278,6 +291,11 @@ impl EmbeddedStore {
         if old.valid_until.is_some() {
             return Err(Error::invalid(format!(
                 "memory {old_id} is already deleted or superseded"
+            )));
+        }
+        if old.is_expired(now) {
+            return Err(Error::invalid(format!(
+                "memory {old_id} has expired (its TTL passed): add the new memory instead of superseding it"
             )));
         }
         // The old fact held until the new one began (world time), but never
@@ -307,6 +325,7 @@ impl EmbeddedStore {
             Some(&format!("superseded by {}: {reason}", added.id)),
             now,
         )?;
+        self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
         old.valid_until = Some(end);
         old.updated_at = now;
@@ -317,7 +336,7 @@ impl EmbeddedStore {
     /// Counts a use of current memories (a NOOP write that met them again,
     /// a retrieval): access statistics feed decay.
     pub(crate) fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
-        let now = now_millis();
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         for id in ids {
@@ -334,12 +353,36 @@ impl EmbeddedStore {
 
     /// Removes every memory of a scope from every table and index (narrowed to
     /// an agent or session when the scope names one). History is kept as a
-    /// record that they existed, unless `purge`, which deletes it too.
+    /// record that they existed, unless `purge`, which deletes it too and
+    /// leaves no copy of the text in any file of the store (`purge.rs`).
     pub(crate) fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
         let partition = scope.partition()?;
         let whole = scope.agent_id.is_none() && scope.session_id.is_none()
             || scope.user_id.is_none() && scope.session_id.is_none();
-        let now = now_millis();
+        if purge {
+            // Before the rows go, so a crash after the commit cannot leave
+            // them (vectors, and the partition's key in the sidecar). They
+            // are derived: if the purge then fails, they are rebuilt.
+            self.drop_partition_index(&partition);
+        }
+        let report = self.forget_rows(scope, &partition, purge, whole)?;
+        if purge {
+            self.finish_purge(&partition)?;
+        } else if whole {
+            self.drop_partition_index(&partition);
+        }
+        Ok(report)
+    }
+
+    /// The rows, history and queued writes of `forget`, in one transaction.
+    fn forget_rows(
+        &self,
+        scope: &Scope,
+        partition: &str,
+        purge: bool,
+        whole: bool,
+    ) -> Result<ForgetReport> {
+        let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut targets: Vec<(i64, String, String, bool)> = Vec::new();
@@ -350,7 +393,7 @@ impl EmbeddedStore {
                 ))
                 .map_err(sql_err)?;
             let rows = stmt
-                .query_map([&partition], record_from_row)
+                .query_map([partition], record_from_row)
                 .map_err(sql_err)?;
             for r in rows {
                 let (row, rec) = r.map_err(sql_err)?;
@@ -363,7 +406,7 @@ impl EmbeddedStore {
         for (row, id, text, current) in &targets {
             tx.execute("DELETE FROM memories WHERE row = ?1", [row])
                 .map_err(sql_err)?;
-            log_change(&tx, &partition, *row)?;
+            log_change(&tx, partition, *row)?;
             if purge {
                 report.history_deleted += tx
                     .execute("DELETE FROM history WHERE memory_id = ?1", [id])
@@ -373,7 +416,7 @@ impl EmbeddedStore {
                 log_history(
                     &tx,
                     id,
-                    &partition,
+                    partition,
                     Event::Delete,
                     Some(text),
                     None,
@@ -381,6 +424,9 @@ impl EmbeddedStore {
                     now,
                 )?;
             }
+        }
+        if purge && whole {
+            report.history_deleted += crate::purge::delete_partition_history(&tx, partition)?;
         }
         report.memories_deleted = targets.len();
         // Queued writes of the scope would bring its memories back.
@@ -395,7 +441,7 @@ impl EmbeddedStore {
         };
         for (id, queued_scope) in queued {
             let covered = serde_json::from_str::<Scope>(&queued_scope).is_ok_and(|s| {
-                s.partition().ok().as_deref() == Some(partition.as_str())
+                s.partition().ok().as_deref() == Some(partition)
                     && (scope.agent_id.is_none() || s.agent_id == scope.agent_id)
                     && (scope.session_id.is_none() || s.session_id == scope.session_id)
             });
@@ -405,17 +451,6 @@ impl EmbeddedStore {
             }
         }
         tx.commit().map_err(sql_err)?;
-        if purge {
-            // Saved HNSW files hold the vectors of deleted rows until they
-            // are rebuilt: a purge removes them even for a narrowed scope.
-            self.drop_partition_index(&partition);
-            // The deleted text is still in the WAL (the frames of the
-            // original inserts, and the old page images) until a checkpoint
-            // copies the zeroed pages into the database and the WAL is cut.
-            truncate_wal(&conn, self.options.busy_timeout())?;
-        } else if whole {
-            self.drop_partition_index(&partition);
-        }
         Ok(report)
     }
 
@@ -484,50 +519,6 @@ impl EmbeddedStore {
     }
 }
 
-/// Copies every WAL frame into the database and truncates the WAL to zero
-/// bytes, so nothing deleted before it survives in `memloop.db-wal`.
-///
-/// A connection of another process that is inside a read transaction pins
-/// the WAL frames its snapshot needs: the checkpoint waits for it (SQLite
-/// calls the busy handler, up to the busy timeout, for each attempt) and is
-/// tried a few times. If that reader never lets go, the purge's rows are
-/// committed but their old text may remain in the WAL, so the caller gets
-/// `Busy` saying so; running the purge again (it deletes nothing more, then
-/// checkpoints) finishes it. An idle connection of another process does not
-/// block this.
-fn truncate_wal(conn: &Connection, timeout: std::time::Duration) -> Result<()> {
-    const ATTEMPTS: usize = 3;
-    let mut last = String::new();
-    for attempt in 0..ATTEMPTS {
-        let outcome = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        });
-        match outcome {
-            Ok((0, _, _)) => return Ok(()),
-            Ok((_, log, done)) => {
-                last = format!("{done} of {log} WAL frames copied, readers still hold the rest")
-            }
-            Err(e) => match sql_err(e) {
-                Error::Busy(m) => last = m,
-                other => return Err(other),
-            },
-        }
-        if attempt + 1 < ATTEMPTS {
-            // The busy handler has already waited the timeout inside the
-            // pragma; a short pause lets a reader between transactions go.
-            std::thread::sleep(std::time::Duration::from_millis(50).min(timeout));
-        }
-    }
-    Err(Error::Busy(format!(
-        "the memories were deleted, but another process kept reading the store, so their old text may remain in {} until a checkpoint ({last}): run the purge again once it is idle, or stop it",
-        crate::DB_FILE.to_string() + "-wal"
-    )))
-}
-
 /// Inserts one new record inside `tx`, with its ADD in history.
 #[allow(clippy::too_many_arguments)]
 fn add_in(
@@ -575,12 +566,15 @@ fn add_in(
     Ok(record)
 }
 
+/// The current memory with this identity in the scope. An expired one is
+/// not current: the same text written again is stored anew.
 fn find_duplicate(
     tx: &Transaction<'_>,
     partition: &str,
     scope: &Scope,
     hash: &str,
     kind: &str,
+    now: i64,
 ) -> Result<Option<MemoryRecord>> {
     let mut stmt = tx
         .prepare_cached(&format!(
@@ -592,7 +586,7 @@ fn find_duplicate(
         .map_err(sql_err)?;
     for r in rows {
         let (_, rec) = r.map_err(sql_err)?;
-        if rec.scope == *scope {
+        if rec.scope == *scope && !rec.is_expired(now) {
             return Ok(Some(rec));
         }
     }
