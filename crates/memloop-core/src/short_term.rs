@@ -106,6 +106,19 @@ pub trait ShortTermStore: Send + Sync {
         session: &str,
         turns: &[Turn],
     ) -> Result<usize>;
+    /// Appends the turns of one exchange, named by the caller's
+    /// `exchange_id`, unless the session already holds that exchange (a
+    /// retried call): returns whether it appended. Check and append are one
+    /// atomic step, so two retries racing append once. Recorded for `user`
+    /// as [`append_for`](ShortTermStore::append_for) does.
+    fn append_exchange(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        exchange_id: &str,
+        turns: &[Turn],
+    ) -> Result<bool>;
     /// Forgets every session appended to for `user` in `tenant` (turns and
     /// summaries), for a purge of the user. Returns how many sessions. A
     /// session shared with another user goes too: a purge errs on the side

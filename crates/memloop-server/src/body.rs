@@ -199,6 +199,47 @@ pub struct LoopRequest {
     pub scope: ScopeFields,
 }
 
+/// `POST /v1/turn/record`: an exchange an agent ran with its own model.
+/// `run_id` (the session) is required.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RecordRequest {
+    /// The exchange's messages since the last one recorded, oldest first:
+    /// the user's are the input, the assistant's the reply; tool and system
+    /// messages go to the session buffer only.
+    pub messages: Vec<Message>,
+    /// Your id for the exchange: a retry with the same id writes nothing
+    /// twice. A fresh one when absent.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// When it was said: RFC 3339, `YYYY-MM-DD`, or Unix seconds (as Mem0
+    /// sends it). Now when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-11-30T09:15:00Z")]
+    pub timestamp: Option<Value>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
+}
+
+/// A request's `timestamp` in Unix milliseconds: RFC 3339, `YYYY-MM-DD` or
+/// Unix seconds, in years 0 to 9999.
+pub fn timestamp_millis(v: &Value) -> Result<i64, ApiError> {
+    let ms = match v {
+        Value::String(s) => memloop::time::parse_date(s.trim()),
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .map(|secs| (secs * 1000.0).round() as i64),
+        _ => None,
+    };
+    let ms = ms.ok_or_else(|| {
+        ApiError::invalid(
+            "timestamp must be an RFC 3339 time (2026-11-30T09:15:00Z), a date (2026-11-30) or Unix seconds",
+        )
+    })?;
+    memloop::check_time("timestamp", ms)?;
+    Ok(ms)
+}
+
 /// `POST /v1/sessions/{id}/messages`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct AppendRequest {

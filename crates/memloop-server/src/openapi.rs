@@ -207,6 +207,24 @@ pub struct TurnResponse {
     trace: Value,
 }
 
+/// `POST /v1/turn/record`.
+#[derive(ToSchema)]
+pub struct RecordResponse {
+    turn_id: String,
+    /// The session already held this exchange: nothing appended again, and
+    /// the writes are NOOPs.
+    replayed: bool,
+    /// The gate's decision for the exchange (`trace.gates` has each side's).
+    #[schema(value_type = Object)]
+    gate: Value,
+    /// What was written: the episode, and each fact with the `role` it was
+    /// distilled from.
+    #[schema(value_type = Vec<Object>)]
+    writes: Value,
+    #[schema(value_type = Object)]
+    trace: Value,
+}
+
 #[derive(ToSchema)]
 pub struct TurnDoc {
     role: String,

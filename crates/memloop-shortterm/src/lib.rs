@@ -20,6 +20,8 @@ pub struct InProcessBuffer {
     summaries: Mutex<HashMap<(String, String), Summary>>,
     /// (tenant, user) → the sessions appended to for that user.
     owners: Mutex<HashMap<(String, String), HashSet<String>>>,
+    /// (tenant, session) → the exchanges appended to it.
+    exchanges: Mutex<HashMap<(String, String), HashSet<String>>>,
 }
 
 impl InProcessBuffer {
@@ -55,6 +57,28 @@ impl ShortTermStore for InProcessBuffer {
         Ok(list.len())
     }
 
+    fn append_exchange(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        exchange_id: &str,
+        turns: &[Turn],
+    ) -> Result<bool> {
+        validate_append(session, turns)?;
+        // Held across the check and the append: a racing retry waits, then sees it.
+        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
+        let ids = seen
+            .entry((tenant.to_string(), session.to_string()))
+            .or_default();
+        if ids.contains(exchange_id) {
+            return Ok(false);
+        }
+        self.append_for(tenant, user, session, turns)?;
+        ids.insert(exchange_id.to_string());
+        Ok(true)
+    }
+
     fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
         let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         let sessions = self
@@ -64,10 +88,12 @@ impl ShortTermStore for InProcessBuffer {
             .remove(&(tenant.to_string(), user.to_string()))
             .unwrap_or_default();
         let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
         for s in &sessions {
             let key = (tenant.to_string(), s.clone());
             map.remove(&key);
             sums.remove(&key);
+            seen.remove(&key);
         }
         Ok(sessions.len())
     }
@@ -87,6 +113,8 @@ impl ShortTermStore for InProcessBuffer {
         map.remove(&(tenant.to_string(), session.to_string()));
         let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
         sums.remove(&(tenant.to_string(), session.to_string()));
+        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
+        seen.remove(&(tenant.to_string(), session.to_string()));
         Ok(())
     }
 

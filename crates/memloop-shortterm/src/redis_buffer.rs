@@ -123,6 +123,50 @@ impl ShortTermStore for RedisBuffer {
         })
     }
 
+    fn append_exchange(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        exchange_id: &str,
+        turns: &[Turn],
+    ) -> Result<bool> {
+        validate_append(session, turns)?;
+        let values = turns
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let key = self.key(tenant, session);
+        let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
+        // The session's exchange ids are a set beside its list; the check,
+        // the append and the owner's record are one script, so atomic.
+        let script = redis::Script::new(
+            r#"if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+local ttl = tonumber(ARGV[2])
+if KEYS[3] then redis.call('SADD', KEYS[3], ARGV[3]) end
+if ttl > 0 then
+  for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, ttl) end
+end
+return 1"#,
+        );
+        let exchanges = format!("{key}:exchanges");
+        let appended = self.with_conn(|c| {
+            let mut call = script.key(&key);
+            call.key(&exchanges);
+            if let Some(owner) = &owner {
+                call.key(owner);
+            }
+            call.arg(exchange_id)
+                .arg(self.ttl_secs)
+                .arg(session)
+                .arg(&values)
+                .invoke::<i64>(c)
+        })?;
+        Ok(appended == 1)
+    }
+
     fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
         let owner = self.user_key(tenant, user)?;
         let sessions: Vec<String> =
@@ -130,10 +174,11 @@ impl ShortTermStore for RedisBuffer {
         if sessions.is_empty() {
             return Ok(0);
         }
-        let mut keys = Vec::with_capacity(sessions.len() * 2);
+        let mut keys = Vec::with_capacity(sessions.len() * 3);
         for s in &sessions {
             let key = self.key(tenant, s);
             keys.push(format!("{key}:summary"));
+            keys.push(format!("{key}:exchanges"));
             keys.push(key);
         }
         // SREM only the sessions read above: one appended to meanwhile stays
@@ -173,7 +218,14 @@ impl ShortTermStore for RedisBuffer {
         validate_session(session)?;
         let key = self.key(tenant, session);
         let sum = format!("{key}:summary");
-        self.with_conn(|c| redis::cmd("DEL").arg(&key).arg(&sum).query::<i64>(c))?;
+        let exchanges = format!("{key}:exchanges");
+        self.with_conn(|c| {
+            redis::cmd("DEL")
+                .arg(&key)
+                .arg(&sum)
+                .arg(&exchanges)
+                .query::<i64>(c)
+        })?;
         Ok(())
     }
 

@@ -32,10 +32,12 @@ pub use memory::Memory;
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, Forgotten, MemoryLoop, RememberOptions, Remembered, RetrievedMemory, Timings,
-    TraceTokens, TurnOutcome, TurnTrace,
+    fold_summary, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
+    RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
 };
-pub use write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
+pub use write::{
+    speaker, Distil, EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport,
+};
 
 pub use memloop_core::{
     check_time, expires_after, parse_ttl, MAX_TIME_MS, MAX_TTL_MS, MIN_TIME_MS,

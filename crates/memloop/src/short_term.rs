@@ -132,6 +132,17 @@ impl ShortTermStore for LazyRedis {
         self.with(|s| s.append_for(tenant, user, session, turns))
     }
 
+    fn append_exchange(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        session: &str,
+        exchange_id: &str,
+        turns: &[Turn],
+    ) -> Result<bool> {
+        self.with(|s| s.append_exchange(tenant, user, session, exchange_id, turns))
+    }
+
     fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
         self.with(|s| s.clear_user(tenant, user))
     }

@@ -20,6 +20,10 @@ pub struct WriteEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_memory: Option<String>,
     pub reason: String,
+    /// The side of the exchange a fact was distilled from (and attributed
+    /// to); absent for the episode, which holds both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
 }
 
 /// A turn handed to the long-term write.
@@ -37,8 +41,83 @@ pub struct TurnToWrite<'a> {
     pub context: Option<&'a str>,
     /// `text`'s embedding when the caller already has it (the loop embedded
     /// the input as its search query): the writer stores it with the episode
-    /// instead of embedding the same text again.
+    /// instead of embedding the same text again (an exchange with a reply
+    /// is embedded as stored, both sides).
     pub vector: Option<&'a [f32]>,
+    /// The other side of the exchange: the assistant's reply to `text`,
+    /// kept with it in one episode.
+    pub reply: Option<&'a str>,
+    /// Which sides facts are distilled from: those whose role the gate
+    /// judged and kept. Each fact is attributed to the side that said it.
+    pub distil: Distil,
+}
+
+/// Which sides of an exchange the write distils facts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Distil {
+    pub text: bool,
+    pub reply: bool,
+}
+
+impl Distil {
+    /// Facts from the turn's own text only (a message on its own).
+    pub const TEXT: Distil = Distil {
+        text: true,
+        reply: false,
+    };
+}
+
+impl<'a> TurnToWrite<'a> {
+    /// One message of `role` on its own, its facts distilled.
+    pub fn message(scope: &'a Scope, turn_id: &'a str, role: Role, text: &'a str, at: i64) -> Self {
+        TurnToWrite {
+            scope,
+            turn_id,
+            role,
+            text,
+            at,
+            context: None,
+            vector: None,
+            reply: None,
+            distil: Distil::TEXT,
+        }
+    }
+
+    /// The episode's text: the message, or both sides of an exchange, each
+    /// named by its role so a reader of the memory knows who said what.
+    pub fn episode_text(&self) -> String {
+        match self.reply {
+            Some(reply) => format!(
+                "{}: {}\n{}: {reply}",
+                speaker(self.role),
+                self.text,
+                speaker(Role::Assistant)
+            ),
+            None => self.text.to_string(),
+        }
+    }
+
+    /// The sides to distil facts from: (role, text) pairs.
+    pub fn distilled_sides(&self) -> Vec<(Role, &'a str)> {
+        let mut out = Vec::with_capacity(2);
+        if self.distil.text {
+            out.push((self.role, self.text));
+        }
+        if let (true, Some(reply)) = (self.distil.reply, self.reply) {
+            out.push((Role::Assistant, reply));
+        }
+        out
+    }
+}
+
+/// How a side is named in an episode and in the facts attributed to it.
+pub fn speaker(role: Role) -> &'static str {
+    match role {
+        Role::User => "User",
+        Role::Assistant => "Assistant",
+        Role::System => "System",
+        Role::Tool => "Tool",
+    }
 }
 
 /// What a write did.
@@ -66,10 +145,16 @@ pub struct EpisodeWriter;
 
 impl EpisodeWriter {
     pub fn episode(turn: &TurnToWrite) -> NewMemory {
-        let mut m = NewMemory::text(turn.text).kind(Kind::Episode);
+        let mut m = NewMemory::text(turn.episode_text()).kind(Kind::Episode);
         m.context = turn.context.map(str::to_string);
         m.valid_from = Some(turn.at);
-        m.metadata = serde_json::json!({ "role": turn.role.as_str() });
+        m.metadata = match turn.reply {
+            Some(_) => serde_json::json!({
+                "role": turn.role.as_str(),
+                "roles": [turn.role.as_str(), Role::Assistant.as_str()],
+            }),
+            None => serde_json::json!({ "role": turn.role.as_str() }),
+        };
         m.provenance = Provenance {
             session_id: turn.scope.session_id.clone(),
             turn_ids: vec![turn.turn_id.to_string()],
@@ -97,6 +182,7 @@ impl EpisodeWriter {
                 kind: Kind::Episode,
                 previous_memory: None,
                 reason: "the turn as said (episode)".into(),
+                role: None,
             })
             .collect())
     }
@@ -106,9 +192,9 @@ impl LongTermWriter for EpisodeWriter {
     fn write(&self, memory: &Memory, turn: &TurnToWrite) -> Result<WriteReport> {
         let m = EpisodeWriter::episode(turn);
         let start = std::time::Instant::now();
-        let vector = match turn.vector {
-            Some(v) => v.to_vec(),
-            None => memory.embedder().embed(&m.text)?,
+        let vector = match (turn.vector, turn.reply) {
+            (Some(v), None) => v.to_vec(),
+            _ => memory.embedder().embed(&m.text)?,
         };
         let embed_us = start.elapsed().as_micros() as u64;
         Ok(WriteReport {

@@ -95,3 +95,52 @@ impl Fact {
         serde_json::json!({ METADATA_KEY: slot })
     }
 }
+
+/// Attributes the rules fill with several values side by side.
+const MULTI_VALUED: &[&str] = &[
+    "likes",
+    "dislikes",
+    "allergies",
+    "traits",
+    "hobbies",
+    "languages",
+    "visited",
+    "has",
+    "lives_with",
+    "graduated_from",
+    "instruction",
+];
+
+/// Attributes the rules fill with one current value.
+const SINGLE_VALUED: &[&str] = &[
+    "name",
+    "age",
+    "lives_in",
+    "works_at",
+    "works_in",
+    "job",
+    "nationality",
+    "religion",
+    "born_in",
+    "birth_date",
+    "origin",
+    "grew_up_in",
+    "relationship_status",
+    "moving_to",
+    "diet",
+];
+
+/// Whether an attribute, as the rules name it, holds several values side
+/// by side (`likes`) or one (`lives_in`); None for a name the rules do not
+/// use. A fact named by an LLM is then reconciled as the rules would
+/// reconcile it: a second liking never replaces the first.
+pub fn attribute_is_multi(attribute: &str) -> Option<bool> {
+    let a = attribute.trim().to_lowercase();
+    if MULTI_VALUED.contains(&a.as_str()) {
+        Some(true)
+    } else if SINGLE_VALUED.contains(&a.as_str()) || a.starts_with("favourite_") {
+        Some(false)
+    } else {
+        None
+    }
+}

@@ -45,7 +45,7 @@ mod time;
 mod tokens;
 mod verbs;
 
-pub use fact::{Fact, Polarity, METADATA_KEY};
+pub use fact::{attribute_is_multi, Fact, Polarity, METADATA_KEY};
 pub use reconcile::{may_retire, reconcile, Candidate, Decision, Thresholds};
 pub use time::{resolve_relative_time, Granularity, ResolvedTime};
 

@@ -70,14 +70,20 @@ impl Default for GateConfig {
     }
 }
 
+impl GateConfig {
+    /// Whether the gate judges turns of `role` (else it skips them).
+    pub fn judges(&self, role: &str) -> bool {
+        let role = role.trim();
+        self.judged_roles
+            .iter()
+            .any(|r| r.trim().eq_ignore_ascii_case(role))
+    }
+}
+
 /// Decides whether one turn is worth writing to long-term memory. Never panics.
 pub fn heuristic(text: &str, role: &str, cfg: &GateConfig) -> GateDecision {
     let role = role.trim();
-    if !cfg
-        .judged_roles
-        .iter()
-        .any(|r| r.trim().eq_ignore_ascii_case(role))
-    {
+    if !cfg.judges(role) {
         return GateDecision::skip(format!(
             "{} turn (the gate judges user turns)",
             role_name(role)

@@ -31,6 +31,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(memories::history))
         .routes(routes!(turn::context))
         .routes(routes!(turn::turn))
+        .routes(routes!(turn::record))
         .routes(routes!(sessions::append))
         .routes(routes!(sessions::show, sessions::clear))
         .routes(routes!(ops::healthz))

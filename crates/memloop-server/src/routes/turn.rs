@@ -4,12 +4,14 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
+use memloop::short_term::{Role, Turn};
+use memloop::Exchanged;
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
-use crate::body::LoopRequest;
+use crate::body::{timestamp_millis, LoopRequest, RecordRequest};
 use crate::error::{ApiError, ApiJson};
-use crate::openapi::{ContextResponse, ErrorBody, TurnResponse};
+use crate::openapi::{ContextResponse, ErrorBody, RecordResponse, TurnResponse};
 use crate::state::{blocking, AppState};
 
 fn loop_scope(tenant: &Tenant, req: LoopRequest) -> Result<(memloop::Scope, String), ApiError> {
@@ -83,4 +85,63 @@ pub async fn turn(
     Ok(Json(
         json!({ "reply": outcome.reply, "trace": outcome.trace }),
     ))
+}
+
+/// Records an exchange your agent ran with its own model: appends the
+/// messages to the session, judges the user's and the assistant's side by
+/// role, and writes the kept sides long-term (one episode holding both,
+/// facts attributed to who said them). Idempotent on `turn_id`.
+#[utoipa::path(
+    post, path = "/v1/turn/record", tag = "loop",
+    request_body = RecordRequest,
+    responses(
+        (status = 200, body = RecordResponse),
+        (status = 400, description = "No run_id, no messages, a bad role, turn id or timestamp", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 503, description = "The short-term backend (Redis) is unreachable", body = ErrorBody)
+    )
+)]
+pub async fn record(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiJson(req): ApiJson<RecordRequest>,
+) -> Result<Json<Value>, ApiError> {
+    if req.scope.run_id.is_none() {
+        return Err(ApiError::invalid(
+            "an exchange belongs to a session: give run_id (the session id)",
+        ));
+    }
+    let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
+    let messages = req
+        .messages
+        .into_iter()
+        .map(|m| {
+            let mut turn = Turn::new(Role::parse(&m.role)?, m.content);
+            if let Some(at) = at {
+                turn.at = at;
+            }
+            Ok(turn)
+        })
+        .collect::<memloop::Result<Vec<Turn>>>()?;
+    let scope = req.scope.in_tenant(&tenant)?;
+    let turn_id = req.turn_id;
+    let lp = state.memory_loop().clone();
+    let recorded = blocking(move || {
+        lp.record(
+            &scope,
+            Exchanged {
+                turn_id: turn_id.as_deref(),
+                messages: &messages,
+            },
+        )
+    })
+    .await?;
+    Ok(Json(json!({
+        "turn_id": recorded.turn_id,
+        "replayed": recorded.replayed,
+        "gate": recorded.trace.gate,
+        "writes": recorded.trace.writes,
+        "trace": recorded.trace,
+    })))
 }

@@ -10,6 +10,7 @@ mod hardening;
 mod mem0;
 mod mem0_client;
 mod openapi;
+mod record;
 mod routes;
 mod scope;
 mod socket;

@@ -19,6 +19,7 @@ const ROUTES: [(&str, &str); 23] = [
     ("get", "/v1/memories/{id}/history"),
     ("post", "/v1/context"),
     ("post", "/v1/turn"),
+    ("post", "/v1/turn/record"),
     ("post", "/v1/sessions/{id}/messages"),
     ("get", "/v1/sessions/{id}"),
     ("delete", "/v1/sessions/{id}"),

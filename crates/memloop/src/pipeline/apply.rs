@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use memloop_core::short_term::Role;
 use memloop_core::{Event, Kind, NewMemory, Provenance, Result, SearchHit};
 use memloop_rules::extract::{reconcile, Candidate, Decision, Fact};
 
@@ -49,19 +50,30 @@ pub(super) fn candidates_for(
         .collect()
 }
 
+/// A stored hit as reconciliation reads it: its text, cosine and structure.
+pub(super) fn candidate(h: &SearchHit) -> Candidate<'_> {
+    Candidate::from_metadata(
+        &h.record.id,
+        &h.record.text,
+        h.scores.vector.unwrap_or(0.0),
+        &h.record.metadata,
+    )
+}
+
 /// Reconciles each fact with its candidates and applies the decision.
 pub(super) fn reconcile_all(
     pipeline: &WritePipeline,
     memory: &Memory,
     turn: &TurnToWrite,
-    facts: Vec<Fact>,
+    said: Vec<(Role, Fact)>,
     vectors: Option<Vec<Vec<f32>>>,
     source: &str,
     report: &mut WriteReport,
 ) -> Result<()> {
-    if facts.is_empty() {
+    if said.is_empty() {
         return Ok(());
     }
+    let (roles, facts): (Vec<Role>, Vec<Fact>) = said.into_iter().unzip();
     let vectors = match vectors {
         Some(v) => v,
         None => {
@@ -73,38 +85,43 @@ pub(super) fn reconcile_all(
         }
     };
     let hits = candidates_for(memory, turn, &vectors, &facts)?;
-    for ((fact, vector), hits) in facts.iter().zip(vectors).zip(hits) {
-        let candidates: Vec<Candidate> = hits
-            .iter()
-            .map(|h| {
-                Candidate::from_metadata(
-                    &h.record.id,
-                    &h.record.text,
-                    h.scores.vector.unwrap_or(0.0),
-                    &h.record.metadata,
-                )
-            })
-            .collect();
+    for (((fact, role), vector), hits) in facts.iter().zip(roles).zip(vectors).zip(hits) {
+        let candidates: Vec<Candidate> = hits.iter().map(candidate).collect();
         let (decision, reason) = reconcile(fact, &candidates, &pipeline.thresholds);
-        apply(memory, turn, fact, vector, decision, reason, source, report)?;
+        let decided = Decided {
+            decision,
+            reason,
+            role,
+        };
+        apply(memory, turn, fact, vector, decided, source, report)?;
     }
     Ok(())
 }
 
-/// Applies one decision, recording the event and its reason.
-#[allow(clippy::too_many_arguments)]
+/// What reconciliation decided for one fact, why, and who said the fact.
+pub(super) struct Decided {
+    pub decision: Decision,
+    pub reason: String,
+    pub role: Role,
+}
+
+/// Applies one decision, recording the event, its reason and its side.
 pub(super) fn apply(
     memory: &Memory,
     turn: &TurnToWrite,
     fact: &Fact,
     vector: Vec<f32>,
-    decision: Decision,
-    reason: String,
+    decided: Decided,
     source: &str,
     report: &mut WriteReport,
 ) -> Result<()> {
     let store = memory.store();
     let tenant = turn.scope.tenant.as_str();
+    let Decided {
+        decision,
+        reason,
+        role,
+    } = decided;
     let event = match decision {
         Decision::Add => {
             let written =
@@ -116,6 +133,7 @@ pub(super) fn apply(
                 kind: fact.kind,
                 previous_memory: None,
                 reason,
+                role: None,
             })
         }
         Decision::Noop { id } => {
@@ -127,6 +145,7 @@ pub(super) fn apply(
                 kind: fact.kind,
                 previous_memory: None,
                 reason,
+                role: None,
             })
         }
         Decision::Update { id } => {
@@ -147,6 +166,7 @@ pub(super) fn apply(
                 kind: fact.kind,
                 previous_memory: Some(old.text),
                 reason,
+                role: None,
             })
         }
         Decision::Delete { id } => {
@@ -158,6 +178,7 @@ pub(super) fn apply(
                 kind: fact.kind,
                 previous_memory: None,
                 reason,
+                role: None,
             })
         }
         Decision::Skip => {
@@ -168,6 +189,9 @@ pub(super) fn apply(
             None
         }
     };
-    report.events.extend(event);
+    report.events.extend(event.map(|e| WriteEvent {
+        role: Some(role),
+        ..e
+    }));
     Ok(())
 }

@@ -12,10 +12,12 @@ use std::time::Instant;
 
 use memloop_core::short_term::Role;
 use memloop_core::{Llm, Result};
-use memloop_rules::extract::{extract_rules, Thresholds};
+use memloop_rules::extract::{extract_rules, Fact, Thresholds};
 use serde::{Deserialize, Serialize};
 
-use crate::write::{EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport};
+use crate::write::{
+    speaker, Distil, EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport,
+};
 use crate::Memory;
 
 pub use llm_mode::{extraction_prompt, parse_reply, LlmFact, LlmOp};
@@ -39,6 +41,32 @@ struct QueuedTurn {
     text: String,
     at: i64,
     context: Option<String>,
+    /// The assistant's reply, when the exchange had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reply: Option<String>,
+    /// Whether the text's facts are distilled (older entries: always).
+    #[serde(default = "yes")]
+    distil_text: bool,
+    #[serde(default)]
+    distil_reply: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Facts stated by the sides the turn distils, each attributed to who said
+/// it: the assistant's "I can't eat peanuts either" is a fact about the
+/// assistant, never about the user.
+fn rule_facts(turn: &TurnToWrite) -> Vec<(Role, Fact)> {
+    turn.distilled_sides()
+        .into_iter()
+        .flat_map(|(role, text)| {
+            extract_rules(text, speaker(role), turn.at)
+                .into_iter()
+                .map(move |f| (role, f))
+        })
+        .collect()
 }
 
 impl Default for WritePipeline {
@@ -82,6 +110,11 @@ impl WritePipeline {
                 at: turn.at,
                 context: turn.context.as_deref(),
                 vector: None,
+                reply: turn.reply.as_deref(),
+                distil: Distil {
+                    text: turn.distil_text,
+                    reply: turn.distil_reply,
+                },
             };
             let mut report = WriteReport::default();
             match self.facts(memory, &input, &mut report) {
@@ -100,7 +133,7 @@ impl WritePipeline {
         match &self.llm {
             Some(llm) => llm_mode::write(self, llm.as_ref(), memory, turn, None, report),
             None => {
-                let facts = extract_rules(turn.text, "user", turn.at);
+                let facts = rule_facts(turn);
                 apply::reconcile_all(self, memory, turn, facts, None, "rules", report)
             }
         }
@@ -129,15 +162,17 @@ impl LongTermWriter for WritePipeline {
         // to find the stored facts it shows the model).
         let rule_facts = match self.llm {
             Some(_) => Vec::new(),
-            None => extract_rules(turn.text, "user", turn.at),
+            None => rule_facts(turn),
         };
-        // The episode's vector is the caller's when it has one (the loop's
-        // query embedding of the same input): only the facts are embedded.
+        // The episode's vector is the caller's when it has one for the same
+        // text (the loop's query embedding of a message on its own): then
+        // only the facts are embedded.
+        let reuse = turn.vector.filter(|_| turn.reply.is_none());
         let mut texts = Vec::with_capacity(1 + rule_facts.len());
-        if turn.vector.is_none() {
+        if reuse.is_none() {
             texts.push(episode.text.as_str());
         }
-        texts.extend(rule_facts.iter().map(|f| f.text.as_str()));
+        texts.extend(rule_facts.iter().map(|(_, f)| f.text.as_str()));
         let s = Instant::now();
         let mut vectors = if texts.is_empty() {
             Vec::new()
@@ -150,7 +185,7 @@ impl LongTermWriter for WritePipeline {
                 "the embedder returned a wrong number of vectors".into(),
             ));
         }
-        let turn_vector = match turn.vector {
+        let turn_vector = match reuse {
             Some(v) => v.to_vec(),
             None => vectors.remove(0),
         };
@@ -189,6 +224,9 @@ impl LongTermWriter for WritePipeline {
                     text: turn.text.to_string(),
                     at: turn.at,
                     context: turn.context.map(str::to_string),
+                    reply: turn.reply.map(str::to_string),
+                    distil_text: turn.distil.text,
+                    distil_reply: turn.distil.reply,
                 };
                 let payload = serde_json::to_value(&queued)
                     .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;

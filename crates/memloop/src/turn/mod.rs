@@ -3,6 +3,7 @@
 //! write the short-term buffer, decide whether to persist, write long-term,
 //! and return the trace of exactly what was done.
 
+mod record;
 mod remember;
 mod summary;
 mod trace;
@@ -16,13 +17,14 @@ use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
 
+pub use record::{Exchanged, Recorded};
 pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
-pub use trace::{RetrievedMemory, Timings, TraceTokens, TurnTrace};
+pub use trace::{RetrievedMemory, SideGate, Timings, TraceTokens, TurnTrace};
 
 use crate::config::{LoopConfig, StaleMemories};
 use crate::tokens::TokenCounter;
-use crate::write::{LongTermWriter, TurnToWrite};
+use crate::write::{Distil, LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery};
 
 /// The answer to a turn and what it took.
@@ -62,6 +64,17 @@ struct Prepared {
     hits: Vec<SearchHit>,
     buffer: Vec<Turn>,
     input_vector: Vec<f32>,
+}
+
+/// One exchange handed to the long-term write: the input, the reply, which
+/// sides the gate kept, the message before (context), and the input's
+/// embedding when the caller has it.
+pub(crate) struct Exchange<'a> {
+    pub input: &'a Turn,
+    pub reply: Option<&'a str>,
+    pub distil: Distil,
+    pub previous: Option<&'a str>,
+    pub vector: Option<&'a [f32]>,
 }
 
 /// What [`MemoryLoop::forget`] removed.
@@ -181,20 +194,20 @@ impl MemoryLoop {
             .append_for(&scope.tenant, scope.user_id.as_deref(), session, &new_turns)?;
         t.write_short_term_us = micros(s);
 
-        // Long-term only after the gate.
+        // Long-term only after the gate, which judges each side by its role.
         let s = Instant::now();
-        trace.gate = self.decide(input, &mut t);
+        let reply_text = reply.as_deref().filter(|r| !r.trim().is_empty());
+        let distil = self.judge(&user_turn, reply_text, &mut trace, &mut t);
         t.gate_us = micros(s);
         if trace.gate.persist {
-            let previous = buffer.last().map(|x| x.content.as_str());
-            self.write_long_term(
-                scope,
-                &user_turn,
-                previous,
-                &input_vector,
-                &mut trace,
-                &mut t,
-            );
+            let exchange = Exchange {
+                input: &user_turn,
+                reply: reply_text,
+                distil,
+                previous: buffer.last().map(|x| x.content.as_str()),
+                vector: Some(&input_vector),
+            };
+            self.write_long_term(scope, exchange, &mut trace, &mut t);
         }
 
         let s = Instant::now();
@@ -352,20 +365,55 @@ impl MemoryLoop {
                 persist: false,
                 reason: String::new(),
             },
+            gates: Vec::new(),
             writes: Vec::new(),
             notes: Vec::new(),
             timings: Timings::default(),
+            recorded: false,
         }
     }
 
-    /// The heuristic gate, then (if configured and it said skip) the LLM's tag.
-    fn decide(&self, input: &str, t: &mut Timings) -> GateDecision {
-        let decision = gate::heuristic(input, "user", &self.cfg.gate);
-        let Some(llm) = self
-            .llm
-            .as_ref()
-            .filter(|_| self.cfg.llm_gate && !decision.persist)
-        else {
+    /// Judges each side of an exchange by its role, records the decisions
+    /// in the trace (the exchange is kept when any side is), and says which
+    /// sides to distil facts from.
+    pub(crate) fn judge(
+        &self,
+        input: &Turn,
+        reply: Option<&str>,
+        trace: &mut TurnTrace,
+        t: &mut Timings,
+    ) -> Distil {
+        let first = self.decide(&input.content, input.role, t);
+        let assistant = reply.map(|r| self.decide(r, Role::Assistant, t));
+        let distil = Distil {
+            text: first.persist,
+            reply: assistant.as_ref().is_some_and(|a| a.persist),
+        };
+        trace.gate = match &assistant {
+            None => first.clone(),
+            Some(a) => GateDecision {
+                persist: distil.text || distil.reply,
+                reason: format!("{}: {}; assistant: {}", input.role, first.reason, a.reason),
+            },
+        };
+        trace.gates = std::iter::once((input.role, first))
+            .chain(assistant.map(|a| (Role::Assistant, a)))
+            .map(|(role, d)| SideGate {
+                role,
+                persist: d.persist,
+                reason: d.reason,
+            })
+            .collect();
+        distil
+    }
+
+    /// The heuristic gate, then (if configured, the role is judged and it
+    /// said skip) the LLM's tag.
+    fn decide(&self, input: &str, role: Role, t: &mut Timings) -> GateDecision {
+        let decision = gate::heuristic(input, role.as_str(), &self.cfg.gate);
+        let Some(llm) = self.llm.as_ref().filter(|_| {
+            self.cfg.llm_gate && !decision.persist && self.cfg.gate.judges(role.as_str())
+        }) else {
             return decision;
         };
         let s = Instant::now();
@@ -401,9 +449,7 @@ impl MemoryLoop {
     fn write_long_term(
         &self,
         scope: &Scope,
-        turn: &Turn,
-        previous: Option<&str>,
-        vector: &[f32],
+        exchange: Exchange<'_>,
         trace: &mut TurnTrace,
         t: &mut Timings,
     ) {
@@ -412,11 +458,13 @@ impl MemoryLoop {
         let input = TurnToWrite {
             scope,
             turn_id: &turn_id,
-            role: turn.role,
-            text: &turn.content,
-            at: turn.at,
-            context: previous,
-            vector: Some(vector),
+            role: exchange.input.role,
+            text: &exchange.input.content,
+            at: exchange.input.at,
+            context: exchange.previous,
+            vector: exchange.vector,
+            reply: exchange.reply,
+            distil: exchange.distil,
         };
         match self.writer.write(&self.memory, &input) {
             Ok(report) => {

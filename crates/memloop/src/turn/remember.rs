@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{MemoryLoop, Timings};
 use crate::events::{log_writes, WriteLog};
-use crate::write::{TurnToWrite, WriteEvent};
+use crate::write::{Distil, TurnToWrite, WriteEvent};
 
 /// How to remember a message.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,7 +51,7 @@ impl MemoryLoop {
                 reason: "gate skipped: the caller asked to keep it".into(),
             }
         } else {
-            self.decide(text, &mut Timings::default())
+            self.decide(text, Role::User, &mut Timings::default())
         };
         if !gate.persist {
             log_writes(scope, "remember", false, &[]);
@@ -74,6 +74,8 @@ impl MemoryLoop {
             at: options.at.unwrap_or_else(memloop_core::now_millis),
             context: options.context,
             vector: None,
+            reply: None,
+            distil: Distil::TEXT,
         };
         let report = self.writer.write(&self.memory, &turn)?;
         let logged: Vec<WriteLog> = report.events.iter().map(WriteLog::of).collect();

@@ -2,6 +2,7 @@
 //! went into the prompt, never a second query.
 
 use memloop_core::context::TokenCounts;
+use memloop_core::short_term::Role;
 use memloop_core::{Kind, Replacement, SignalScores};
 use memloop_rules::gate::GateDecision;
 
@@ -23,6 +24,14 @@ pub struct RetrievedMemory {
     /// Set when its claim was superseded: the current memory that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<Replacement>,
+}
+
+/// The gate's decision for one side of an exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideGate {
+    pub role: Role,
+    pub persist: bool,
+    pub reason: String,
 }
 
 /// Microseconds per stage. `overhead_us` is everything but the LLM and the
@@ -73,11 +82,21 @@ pub struct TurnTrace {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     pub llm_attempts: u32,
+    /// The gate's decision for the exchange: kept when any side was.
     pub gate: GateDecision,
+    /// The gate's decision for each side of the exchange (the user's input,
+    /// the assistant's reply), judged by its role.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<SideGate>,
+    /// What was written, each fact naming the side it was distilled from.
     pub writes: Vec<WriteEvent>,
     /// What went wrong without failing the turn (a deferred write, a summary
     /// that could not be made).
     pub notes: Vec<String>,
+    /// An exchange recorded by an agent with its own model (no retrieval,
+    /// no LLM call here), not a loop turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recorded: bool,
     pub timings: Timings,
 }
 
@@ -121,6 +140,16 @@ impl TurnTrace {
         self.log_with(TurnTrace::logs_texts());
     }
 
+    /// `memory_write` says which call wrote: a loop turn, or an exchange
+    /// recorded by an agent with its own model.
+    fn source(&self) -> &'static str {
+        if self.recorded {
+            "record"
+        } else {
+            "turn"
+        }
+    }
+
     /// Emits the events with texts or, when `texts` is false, with ids,
     /// scores, sizes and counts only.
     pub fn log_with(&self, texts: bool) {
@@ -157,7 +186,7 @@ impl TurnTrace {
         let writes = serde_json::to_string(&writes).unwrap_or_default();
         tracing::info!(
             event = "memory_write",
-            source = "turn",
+            source = self.source(),
             turn_id = %self.turn_id,
             tenant = %self.tenant,
             user_id = self.user_id.as_deref().unwrap_or(""),
@@ -189,7 +218,7 @@ impl TurnTrace {
         let writes = serde_json::to_string(&self.writes).unwrap_or_default();
         tracing::info!(
             event = "memory_write",
-            source = "turn",
+            source = self.source(),
             turn_id = %self.turn_id,
             tenant = %self.tenant,
             user_id = self.user_id.as_deref().unwrap_or(""),

@@ -6,7 +6,9 @@ mod crash;
 mod index;
 mod pipeline;
 mod props;
+mod sides;
 mod stale;
+mod supersession;
 mod stub;
 mod turn;
 

@@ -24,15 +24,7 @@ fn write_at(
     text: &str,
     at: i64,
 ) -> WriteReport {
-    let turn = TurnToWrite {
-        scope,
-        turn_id,
-        role: memloop::short_term::Role::User,
-        text,
-        at,
-        context: None,
-        vector: None,
-    };
+    let turn = TurnToWrite::message(scope, turn_id, memloop::short_term::Role::User, text, at);
     p.write(m, &turn).unwrap()
 }
 
