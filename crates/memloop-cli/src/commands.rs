@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use memloop::{
-    Config, Error, Filter, Kind, ListQuery, Memory, MemoryUpdate, NewMemory, Scope, SearchQuery,
+    Config, Error, Filter, Kind, ListQuery, Lookup, Memory, MemoryUpdate, NewMemory, Scope,
+    SearchQuery,
 };
 
 use crate::output::Output;
@@ -229,8 +230,8 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
     out.hits(&memory.search(&q)?)
 }
 
-pub fn get(config: &Config, out: &Output, id: &str) -> anyhow::Result<()> {
-    out.record(&open(config)?.get(id)?)
+pub fn get(config: &Config, out: &Output, id: &str, lookup: Lookup) -> anyhow::Result<()> {
+    out.record(&open(config)?.get_with(Scope::DEFAULT_TENANT, id, lookup)?)
 }
 
 pub fn list(config: &Config, out: &Output, a: ListArgs) -> anyhow::Result<()> {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use memloop::{Config, Error, ErrorClass};
+use memloop::{Config, Error, ErrorClass, Lookup};
 
 #[derive(Parser)]
 #[command(
@@ -69,17 +69,22 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Hybrid search (meaning + keywords) in a scope.
     Search(commands::SearchArgs),
-    /// Show one memory by id.
-    Get { id: String },
+    /// Show one current memory by id (a deleted or superseded one: not found, exit 3).
+    Get {
+        id: String,
+        /// Show it even if it was deleted or superseded (with valid_until, status, superseded_by).
+        #[arg(long)]
+        include_deleted: bool,
+    },
     /// List the memories of a scope, newest first.
     List(commands::ListArgs),
     /// Replace a memory's text (recorded in history).
     Update(commands::UpdateArgs),
-    /// Delete a memory (it stays in history).
+    /// Delete a memory: `get` no longer finds it; its history stays.
     Delete { id: String },
     /// Every change to one memory, oldest first.
     History { id: String },
-    /// Delete every memory of a scope (--purge also drops their history).
+    /// Delete every memory of a scope (--purge also drops their history and erases their text from every file of the data directory).
     Forget {
         #[command(flatten)]
         scope: ScopeArgs,
@@ -230,7 +235,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Add(a) => commands::add(&config, &out, a),
         Command::Remember(a) => remember::run(&config, &out, a),
         Command::Search(a) => commands::search(&config, &out, a),
-        Command::Get { id } => commands::get(&config, &out, &id),
+        Command::Get {
+            id,
+            include_deleted,
+        } => commands::get(&config, &out, &id, Lookup::include_deleted(include_deleted)),
         Command::List(a) => commands::list(&config, &out, a),
         Command::Update(a) => commands::update(&config, &out, a),
         Command::Delete { id } => commands::delete(&config, &out, &id),

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use memloop::time::to_rfc3339;
-use memloop::{HistoryEntry, MemoryRecord, SearchHit, WriteResult};
+use memloop::{HistoryEntry, MemoryById, MemoryRecord, RecordStatus, SearchHit, WriteResult};
 use serde::Serialize;
 
 /// `text` with control characters (and the bidirectional overrides that can
@@ -95,9 +95,12 @@ impl Output {
         Ok(())
     }
 
+    /// One memory read by id, with where it stands (current, deleted,
+    /// superseded and by what).
     pub fn record(&self, r: &MemoryRecord) -> anyhow::Result<()> {
+        let shown = MemoryById::new(r);
         if self.json {
-            return self.json_value(r);
+            return self.json_value(&shown);
         }
         println!("id:         {}", printable(&r.id));
         println!("memory:     {}", printable(&r.text));
@@ -114,8 +117,19 @@ impl Output {
         println!("metadata:   {}", r.metadata);
         println!("created:    {}", to_rfc3339(r.created_at));
         println!("updated:    {}", to_rfc3339(r.updated_at));
+        match (shown.status, shown.superseded_by) {
+            (RecordStatus::Current, None) => println!("status:     current"),
+            (RecordStatus::Current, Some(by)) => println!(
+                "status:     current, holding a claim since replaced by {}",
+                printable(by)
+            ),
+            (RecordStatus::Deleted, _) => println!("status:     deleted"),
+            (RecordStatus::Superseded, by) => {
+                println!("status:     superseded by {}", printable(by.unwrap_or("-")))
+            }
+        }
         if let Some(t) = r.valid_until {
-            println!("valid until {} (deleted or superseded)", to_rfc3339(t));
+            println!("valid until {}", to_rfc3339(t));
         }
         if let Some(t) = r.expires_at {
             println!("expires:    {}", to_rfc3339(t));

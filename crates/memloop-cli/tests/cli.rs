@@ -420,7 +420,8 @@ fn update_delete_and_history() {
     assert_eq!(r["id"], id.as_str());
     assert_eq!(r["memory"], "Alice lives in Lisbon");
 
-    // Gone from list and search, still readable by id and in history.
+    // Gone from list, search and get; readable with --include-deleted and
+    // in history.
     assert!(s.list(&["--user", "alice"]).is_empty());
     let hits = s.ok(&["search", "--user", "alice", "Lisbon"]);
     assert!(results(&hits).is_empty(), "{hits}");
@@ -428,7 +429,17 @@ fn update_delete_and_history() {
         s.list(&["--user", "alice", "--include-superseded"]).len(),
         1
     );
-    assert!(s.ok(&["get", &id])["valid_until"].is_string());
+    let m = s.fails(&["get", &id], 3, "not_found");
+    assert!(m.contains("was deleted"), "{m}");
+    assert!(m.contains("--include-deleted"), "{m}");
+    let past = s.ok(&["get", &id, "--include-deleted"]);
+    assert!(past["valid_until"].is_string(), "{past}");
+    assert_eq!(past["status"], "deleted", "{past}");
+    assert!(past["superseded_by"].is_null(), "{past}");
+    assert_eq!(past["memory"], "Alice lives in Lisbon");
+    let plain = s.run(&["get", &id, "--include-deleted"]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    assert!(plain.stdout.contains("status:     deleted"), "{}", plain.stdout);
 
     let h = s.ok(&["history", &id]);
     let entries = results(&h);
@@ -974,8 +985,16 @@ fn remember_gates_extracts_supersedes_and_replays_as_noop() {
         "--include-superseded",
     ]);
     assert_eq!(all["results"].as_array().unwrap().len(), 2);
-    let old = s.ok(&["get", &paris_id]);
+    // Superseded: not found, naming the successor; readable on request.
+    let berlin_id = current["results"][0]["id"].as_str().unwrap().to_string();
+    let m = s.fails(&["get", &paris_id], 3, "not_found");
+    assert!(m.contains("was superseded by"), "{m}");
+    assert!(m.contains(&berlin_id), "{m}");
+    let old = s.ok(&["get", &paris_id, "--include-deleted"]);
     assert!(old["valid_until"].is_string(), "{old}");
+    assert_eq!(old["status"], "superseded", "{old}");
+    assert_eq!(old["superseded_by"], berlin_id.as_str(), "{old}");
+    assert_eq!(s.ok(&["get", &berlin_id])["status"], "current");
     let history = s.ok(&["history", &paris_id]);
     let last = history["results"]
         .as_array()

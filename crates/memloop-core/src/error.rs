@@ -22,6 +22,14 @@ pub enum Error {
     /// short (`shown_value`), since the id may be anything a caller sent.
     #[error("no memory with id {}: check the id with `memloop list`", shown_value(.0))]
     NotFound(String),
+    /// The memory exists but is no longer current: deleted, or superseded
+    /// by `superseded_by`. A read by id answers this (class not found)
+    /// unless it asks for deleted memories too; the id is kept as given.
+    #[error("{}", not_current_message(id, superseded_by.as_deref()))]
+    NotCurrent {
+        id: String,
+        superseded_by: Option<String>,
+    },
     #[error(
         "the store at {dir} was embedded with {stored}, but the configured embedder is {configured}: \
          run `memloop reindex` to re-embed every memory with the configured model, or configure {stored} again"
@@ -67,7 +75,7 @@ impl Error {
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::InvalidInput(_) => ErrorClass::InvalidInput,
-            Error::NotFound(_) => ErrorClass::NotFound,
+            Error::NotFound(_) | Error::NotCurrent { .. } => ErrorClass::NotFound,
             Error::Remote(_) | Error::Busy(_) => ErrorClass::Transient,
             Error::RemoteRejected(_) => ErrorClass::InvalidInput,
             Error::EmbedderMismatch { .. }
@@ -89,7 +97,8 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::InvalidInput(_) => "invalid_input",
-            Error::NotFound(_) => "not_found",
+            // Mem0 answers a deleted memory as not found; the message says why.
+            Error::NotFound(_) | Error::NotCurrent { .. } => "not_found",
             Error::EmbedderMismatch { .. } => "embedder_mismatch",
             Error::ModelMissing { .. } => "model_missing",
             Error::ModelInvalid { .. } => "model_invalid",
@@ -108,6 +117,22 @@ impl Error {
 
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidInput(msg.into())
+    }
+}
+
+/// What a read of a memory that is no longer current says: which it was,
+/// what to read instead, and how to read it anyway (each front end's way).
+fn not_current_message(id: &str, superseded_by: Option<&str>) -> String {
+    let id = shown_value(id);
+    let anyway = "read it anyway with --include-deleted (REST ?include_deleted=true, MCP include_deleted: true)";
+    match superseded_by {
+        Some(new) => format!(
+            "memory {id} was superseded by {}: read that one for what holds now, or {anyway}; its changes are in its history",
+            shown_value(new)
+        ),
+        None => format!(
+            "memory {id} was deleted and is kept only as history: {anyway}, or its changes with `memloop history`"
+        ),
     }
 }
 

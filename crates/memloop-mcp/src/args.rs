@@ -73,6 +73,11 @@ pub struct RememberArgs {
 pub struct GetArgs {
     /// The memory's id (as returned by memory_add, memory_search, memory_remember).
     pub id: String,
+    /// Also return the memory if it was deleted or superseded (its
+    /// valid_until is then set; status says which, superseded_by names the
+    /// replacement). Without it such a memory is a not_found error.
+    #[serde(default)]
+    pub include_deleted: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -84,10 +89,16 @@ pub struct HistoryArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ForgetArgs {
     // Every memory of the scope: all the user's, or only the agent's and/or
-    // the session's when named.
+    // the session's when named; with `id`, that one memory of the scope.
     #[serde(flatten)]
     pub scope: ScopeArgs,
-    /// Also erase their history (default: the history is kept).
+    /// Delete only this memory (it must be the user's): memory_get then
+    /// answers not_found, and its history stays. Without it, every memory
+    /// of the user (or of the agent / session named) is deleted.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Also erase their history and every copy of their text from the
+    /// store's files (default: the history is kept). Not with `id`.
     #[serde(default)]
     pub purge: Option<bool>,
 }

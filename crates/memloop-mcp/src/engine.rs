@@ -3,8 +3,8 @@
 //! answers with. Run on a blocking thread (SQLite, CPU embedding).
 
 use memloop::{
-    Config, Error, Filter, Kind, Memory, MemoryLoop, NewMemory, RememberOptions, Result, Scope,
-    SearchQuery,
+    Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory,
+    RememberOptions, Result, Scope, SearchQuery,
 };
 use serde_json::{json, Value};
 
@@ -78,10 +78,12 @@ impl Engine {
     }
 
     // Through the facade, not the store: it checks the id first, so an
-    // absurd one is invalid_input with a short echo, as on every front end.
+    // absurd one is invalid_input with a short echo, and a deleted or
+    // superseded memory is not found unless asked for, as on every front end.
     pub(crate) fn get(&self, tenant: &str, a: GetArgs) -> Result<Value> {
-        let record = self.memory().get_in(tenant, &a.id)?;
-        to_json(&record)
+        let lookup = Lookup::include_deleted(a.include_deleted.unwrap_or(false));
+        let record = self.memory().get_with(tenant, &a.id, lookup)?;
+        to_json(&MemoryById::new(&record))
     }
 
     pub(crate) fn history(&self, tenant: &str, a: HistoryArgs) -> Result<Value> {
@@ -91,9 +93,30 @@ impl Engine {
 
     pub(crate) fn forget(&self, tenant: &str, a: ForgetArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
+        if let Some(id) = a.id {
+            if a.purge.unwrap_or(false) {
+                return Err(Error::invalid(
+                    "purge erases whole scopes: pass id without purge to delete one memory, or purge without id to erase the user's memories",
+                ));
+            }
+            return self.forget_one(&scope, &id);
+        }
         // Through the loop: a purge clears the user's short-term sessions too.
         let report = self.lp.forget(&scope, a.purge.unwrap_or(false))?;
         to_json(&report)
+    }
+
+    /// Deletes memory `id` if it is current and in `scope` (a model acting
+    /// for one user cannot delete another's by id); another user's id is
+    /// not found, exactly like an unknown one.
+    fn forget_one(&self, scope: &Scope, id: &str) -> Result<Value> {
+        let m = self.memory();
+        let record = m.get_with(&scope.tenant, id, Lookup::IncludeDeleted)?;
+        if !scope.admits(&record.scope) {
+            return Err(Error::NotFound(id.to_string()));
+        }
+        let deleted = m.delete_in(&scope.tenant, id)?;
+        Ok(json!({ "results": [deleted] }))
     }
 
     /// What a turn would send to the model: the system prompt with the

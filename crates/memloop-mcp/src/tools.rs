@@ -137,7 +137,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "One memory by id, current or not (valid_until is set once it was deleted or superseded).",
+        description = "One current memory by id, with status and superseded_by. A deleted or superseded memory is a not_found error saying which (and what replaced it), unless include_deleted is true: then it is returned with valid_until set.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_get(&self, Parameters(a): Parameters<GetArgs>, ext: Extensions) -> ToolResult {
@@ -145,7 +145,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Delete every memory of a user (optionally only an agent's or a session's). Returns the counts deleted.",
+        description = "Delete every memory of a user (optionally only an agent's or a session's), returning the counts deleted; or, with id, that one memory of the user, returning {\"results\": [{id, memory, event: DELETE}]}. purge also erases their history and every copy of their text in the store.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,

@@ -107,6 +107,21 @@ pub struct SignalScoresDoc {
     speaker_boost: f32,
 }
 
+/// One memory read by id: the stored memory, where it stands, and what
+/// replaced it.
+#[derive(ToSchema, serde::Serialize)]
+pub struct MemoryByIdDoc {
+    #[schema(inline)]
+    #[serde(flatten)]
+    memory: MemoryDoc,
+    /// current, deleted or superseded (the last two only with `include_deleted=true`).
+    status: String,
+    /// The id of the memory that replaced this one: set when superseded,
+    /// null when deleted or never replaced. On a current episode: the fact
+    /// that replaced a claim it holds.
+    superseded_by: Option<String>,
+}
+
 /// A search hit: the memory's fields plus its scores.
 #[derive(ToSchema, serde::Serialize)]
 pub struct SearchHitDoc {

@@ -28,7 +28,7 @@ mod write;
 pub use config::{
     default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig, StaleMemories,
 };
-pub use memory::Memory;
+pub use memory::{Lookup, Memory, MemoryById, RecordStatus};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{

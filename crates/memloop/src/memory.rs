@@ -17,6 +17,73 @@ use crate::config::{Config, EmbedderConfig};
 use crate::events::{log_writes, WriteLog};
 use crate::lazy::LazyEmbedder;
 
+/// Which memories a read by id answers with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Lookup {
+    /// Only a current memory; a deleted or superseded one is not found.
+    #[default]
+    Current,
+    /// Also a deleted or superseded one, with `valid_until` set.
+    IncludeDeleted,
+}
+
+impl Lookup {
+    /// From a front end's `include_deleted` flag.
+    pub fn include_deleted(yes: bool) -> Lookup {
+        if yes {
+            Lookup::IncludeDeleted
+        } else {
+            Lookup::Current
+        }
+    }
+}
+
+/// Where a memory stands: what a read by id shows beside the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordStatus {
+    Current,
+    /// Ended by a delete (its `superseded_by` is null).
+    Deleted,
+    /// Replaced by the memory its `superseded_by` names.
+    Superseded,
+}
+
+impl RecordStatus {
+    /// A memory with `valid_until` set was superseded when it names its
+    /// successor, else deleted (a delete clears the mark an episode may
+    /// carry as evidence of a replaced claim).
+    pub fn of(record: &MemoryRecord) -> RecordStatus {
+        match (record.valid_until, &record.superseded_by) {
+            (None, _) => RecordStatus::Current,
+            (Some(_), Some(_)) => RecordStatus::Superseded,
+            (Some(_), None) => RecordStatus::Deleted,
+        }
+    }
+}
+
+/// A memory read by id as every front end answers it: the record, its
+/// `status`, and `superseded_by` (the successor's id; null when deleted or
+/// never replaced; on a current episode, the fact that replaced a claim it
+/// holds).
+#[derive(Debug, serde::Serialize)]
+pub struct MemoryById<'a> {
+    #[serde(flatten)]
+    pub record: &'a MemoryRecord,
+    pub status: RecordStatus,
+    pub superseded_by: Option<&'a str>,
+}
+
+impl<'a> MemoryById<'a> {
+    pub fn new(record: &'a MemoryRecord) -> MemoryById<'a> {
+        MemoryById {
+            record,
+            status: RecordStatus::of(record),
+            superseded_by: record.superseded_by.as_deref(),
+        }
+    }
+}
+
 /// A memory store opened on a data directory. Cheap to share across threads
 /// (`&Memory` is `Sync`). Operations by id act in the default tenant;
 /// their `_in` variants (`get_in`, `update_in`, …) take the tenant.
@@ -163,18 +230,44 @@ impl Memory {
             .collect())
     }
 
+    /// The current memory `id` of the default tenant (see [`Memory::get_in`]).
     pub fn get(&self, id: &str) -> Result<MemoryRecord> {
         self.get_in(Scope::DEFAULT_TENANT, id)
     }
 
-    /// One memory of `tenant`. Another tenant's id is `NotFound`, exactly
-    /// like an unknown one (the `_in` methods are what a multi-tenant front
-    /// end such as the server calls). Every by-id method checks the id
-    /// first (`validate_memory_id`): empty, over 256 bytes or with control
+    /// The current memory `id` of `tenant`. A deleted or superseded one
+    /// answers [`Error::NotCurrent`] (class not found, as Mem0 answers a
+    /// deleted memory), naming what replaced it; read it anyway with
+    /// [`Memory::get_with`] and [`Lookup::IncludeDeleted`]. Another
+    /// tenant's id is `NotFound`, exactly like an unknown one (the `_in`
+    /// methods are what a multi-tenant front end such as the server
+    /// calls). Every by-id method checks the id first
+    /// (`validate_memory_id`): empty, over 256 bytes or with control
     /// characters is `InvalidInput`, whichever front end passed it.
+    ///
+    /// [`Error::NotCurrent`]: memloop_core::Error::NotCurrent
     pub fn get_in(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
+        self.get_with(tenant, id, Lookup::Current)
+    }
+
+    /// A memory of `tenant` by id, as `lookup` says: the one rule every
+    /// front end's get shares (the CLI's `--include-deleted`, REST's
+    /// `?include_deleted=true`, MCP's `include_deleted`). The write
+    /// pipeline reads past versions through the store, not through this.
+    pub fn get_with(&self, tenant: &str, id: &str, lookup: Lookup) -> Result<MemoryRecord> {
         validate_memory_id(id)?;
-        self.store.get(tenant, id)
+        let record = self.store.get(tenant, id)?;
+        match (lookup, RecordStatus::of(&record)) {
+            (Lookup::Current, RecordStatus::Deleted) => Err(memloop_core::Error::NotCurrent {
+                id: record.id,
+                superseded_by: None,
+            }),
+            (Lookup::Current, RecordStatus::Superseded) => Err(memloop_core::Error::NotCurrent {
+                id: record.id,
+                superseded_by: record.superseded_by,
+            }),
+            _ => Ok(record),
+        }
     }
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {
@@ -221,7 +314,9 @@ impl Memory {
         })
     }
 
-    /// Ends a memory's validity; it stays readable by id and in history.
+    /// Ends a memory's validity: `get` answers not found from now on
+    /// (`get_with` and `Lookup::IncludeDeleted` still read it), and its
+    /// history stays readable.
     pub fn delete(&self, id: &str) -> Result<WriteResult> {
         self.delete_in(Scope::DEFAULT_TENANT, id)
     }

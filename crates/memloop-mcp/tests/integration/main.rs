@@ -3,6 +3,7 @@
 //! crate's tests/mcp.rs does the same against the `memloop mcp` binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod deleted;
 mod http;
 mod scope;
 mod stream;

@@ -4,8 +4,12 @@
 
 use axum::extract::State;
 use axum::Json;
-use memloop::{Kind, ListQuery, MemoryUpdate, NewMemory, RememberOptions, SearchQuery};
+use memloop::{
+    Kind, ListQuery, Lookup, MemoryById, MemoryUpdate, NewMemory, RememberOptions, SearchQuery,
+};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::IntoParams;
 
 use crate::auth::Tenant;
 use crate::body::{
@@ -14,7 +18,7 @@ use crate::body::{
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
-    ErrorBody, ForgetResponse, HistoryResponse, MemoriesResponse, MemoryDoc, SearchResponse,
+    ErrorBody, ForgetResponse, HistoryResponse, MemoriesResponse, MemoryByIdDoc, SearchResponse,
     WriteResponse,
 };
 use crate::state::{blocking, AppState};
@@ -224,26 +228,39 @@ pub async fn forget(
     })))
 }
 
-/// One memory by id (also a deleted one: it stays readable, with `valid_until`).
+/// `GET /v1/memories/{id}`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct GetParams {
+    /// Also answer a deleted or superseded memory (with `valid_until`,
+    /// `status` and `superseded_by`) instead of 404.
+    pub include_deleted: Option<bool>,
+}
+
+/// One current memory by id. A deleted or superseded one answers 404, as
+/// Mem0 does, with a message saying which (and by what); with
+/// `include_deleted=true` it is returned, `valid_until` set.
 #[utoipa::path(
     get, path = "/v1/memories/{id}", tag = "memories",
-    params(("id" = String, Path, description = "The memory's id")),
+    params(("id" = String, Path, description = "The memory's id"), GetParams),
     responses(
-        (status = 200, body = MemoryDoc),
+        (status = 200, body = MemoryByIdDoc),
         (status = 400, description = "Not an id (empty, over 256 bytes, control characters)", body = ErrorBody),
         (status = 401, body = ErrorBody),
-        (status = 404, description = "No such id in this tenant", body = ErrorBody)
+        (status = 404, description = "No such id in this tenant, or deleted or superseded (without include_deleted)", body = ErrorBody)
     )
 )]
 pub async fn get(
     State(state): State<AppState>,
     tenant: Tenant,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(p): ApiQuery<GetParams>,
 ) -> ApiResult {
     check_id(&id)?;
+    let lookup = Lookup::include_deleted(p.include_deleted.unwrap_or(false));
     let memory = state.memory().clone();
-    let record = blocking(move || memory.get_in(&tenant.0, &id)).await?;
-    Ok(Json(json!(record)))
+    let record = blocking(move || memory.get_with(&tenant.0, &id, lookup)).await?;
+    Ok(Json(json!(MemoryById::new(&record))))
 }
 
 /// Replaces a memory's text (re-embedded) and/or metadata; the old text stays in history.
@@ -276,8 +293,10 @@ pub async fn update(
     }
     let memory = state.memory().clone();
     let result = blocking(move || {
-        // The id is checked first: nothing is embedded for an id the tenant does not have.
-        memory.get_in(&tenant.0, &id)?;
+        // The id is checked first: nothing is embedded for an id the tenant
+        // does not have. A deleted one is the store's to refuse (400, "kept
+        // only as history"), as before.
+        memory.get_with(&tenant.0, &id, Lookup::IncludeDeleted)?;
         let text = match req.text {
             Some(t) => {
                 let v = memory.embedder().embed(&t)?;
@@ -299,7 +318,8 @@ pub async fn update(
     })))
 }
 
-/// Ends a memory's validity: gone from search and list, kept in history.
+/// Ends a memory's validity: gone from search, list and get (404 unless
+/// `include_deleted=true`), kept in history.
 #[utoipa::path(
     delete, path = "/v1/memories/{id}", tag = "memories",
     params(("id" = String, Path, description = "The memory's id")),

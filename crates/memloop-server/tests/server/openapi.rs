@@ -150,7 +150,7 @@ async fn response_schemas_match_real_responses() {
     let id = &ids[0];
 
     let g = call(app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
-    assert_subset(&keys(g.ok()), &named(&doc, "MemoryDoc"), "memory");
+    assert_subset(&keys(g.ok()), &named(&doc, "MemoryByIdDoc"), "memory");
 
     let q = call(
         app,

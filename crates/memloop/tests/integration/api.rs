@@ -43,9 +43,23 @@ fn add_get_update_delete_history() {
         .search(&SearchQuery::new(alice.clone(), "Berlin"))
         .unwrap()
         .is_empty());
-    assert!(
-        m.get(&added.id).unwrap().valid_until.is_some(),
-        "deleted memories stay readable by id"
+    // A deleted memory is not found by get, says why, and is still
+    // readable on request, with valid_until and no successor.
+    let err = m.get(&added.id).unwrap_err();
+    assert_eq!(err.class(), memloop::ErrorClass::NotFound);
+    assert!(err.to_string().contains("was deleted"), "{err}");
+    assert!(err.to_string().contains("--include-deleted"), "{err}");
+    let past = m
+        .get_with(
+            Scope::DEFAULT_TENANT,
+            &added.id,
+            memloop::Lookup::IncludeDeleted,
+        )
+        .unwrap();
+    assert!(past.valid_until.is_some());
+    assert_eq!(
+        memloop::RecordStatus::of(&past),
+        memloop::RecordStatus::Deleted
     );
     assert!(matches!(
         m.update(&added.id, "x"),

@@ -128,7 +128,7 @@ fn acknowledged_writes_survive_sigkill() {
     let m = open(dir.path());
     for (id, text) in &acked {
         let rec = m
-            .get(id)
+            .get_with(Scope::DEFAULT_TENANT, id, memloop::Lookup::IncludeDeleted)
             .unwrap_or_else(|e| panic!("acknowledged write {id} ({text}) lost: {e}"));
         assert_eq!(&rec.text, text);
         // An acknowledged delete is there; a delete killed before its
@@ -142,7 +142,12 @@ fn acknowledged_writes_survive_sigkill() {
     }
     let deleted_count = acked
         .iter()
-        .filter(|(id, _)| m.get(id).unwrap().valid_until.is_some())
+        .filter(|(id, _)| {
+            m.get_with(Scope::DEFAULT_TENANT, id, memloop::Lookup::IncludeDeleted)
+                .unwrap()
+                .valid_until
+                .is_some()
+        })
         .count();
     assert!(deleted_count >= deleted.len());
     let current = m

@@ -92,7 +92,13 @@ fn offline_a_move_supersedes_keeps_history_and_replay_changes_nothing() {
     assert_eq!(current[0].provenance.turn_ids, vec!["t2"]);
     assert_eq!(current[0].provenance.source, "rules");
     assert!(current[0].provenance.confidence.is_some());
-    let paris = m.get(&paris_id).unwrap();
+    let paris = m
+        .get_with(
+            Scope::DEFAULT_TENANT,
+            &paris_id,
+            memloop::Lookup::IncludeDeleted,
+        )
+        .unwrap();
     assert!(paris.valid_until.is_some());
     assert_eq!(facts(&m, &alice, true).len(), 2);
     let history = m.history(&paris_id).unwrap();

@@ -90,7 +90,7 @@ proptest! {
             }
         }
         for (id, (u, t, current)) in &model {
-            let rec = m.get(id).unwrap();
+            let rec = m.get_with(Scope::DEFAULT_TENANT, id, memloop::Lookup::IncludeDeleted).unwrap();
             prop_assert_eq!(&rec.text, t);
             prop_assert_eq!(rec.valid_until.is_none(), *current);
             prop_assert_eq!(rec.scope.user_id.clone(), Some(format!("user{u}")));
