@@ -1,0 +1,178 @@
+//! The PostgreSQL schema and its migrations, versioned like the embedded
+//! store's: `memloop_schema` holds the version, and every step runs in one
+//! transaction under an advisory lock, so servers starting together on a
+//! new database create it once and a crash mid-migration leaves the
+//! previous version intact.
+
+use memloop_core::{Error, Result};
+
+use crate::pool::Tx;
+
+/// Any constant both sides agree on: the lock serialising migrations.
+const MIGRATION_LOCK: i64 = 0x006d_656d_6c6f_6f70;
+
+/// Who may see a row: the tenant the transaction set, or every tenant in
+/// the store-wide transactions (stats, reindex, the outbox replay). With
+/// neither set, nothing: a query that forgot its tenant finds no rows.
+const WALL: &str = "tenant = current_setting('memloop.tenant', true) \
+                    OR current_setting('memloop.all_tenants', true) = 'on'";
+
+/// Migration i takes the schema from version i to i + 1. `{dims}` is the
+/// embedder's dimension count (pgvector's HNSW needs a fixed one).
+fn migrations(dims: usize) -> Vec<String> {
+    let rls = |table: &str| {
+        format!(
+            "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;\n\
+             ALTER TABLE {table} FORCE ROW LEVEL SECURITY;\n\
+             CREATE POLICY tenant_wall ON {table} USING ({WALL}) WITH CHECK ({WALL});\n"
+        )
+    };
+    let first = format!(
+        r#"
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE memloop_meta (key text PRIMARY KEY, value text NOT NULL);
+
+-- The source of truth: every memory, current or not. `rid` is the internal
+-- key search works with; `id` the public one. `tsv` holds the analyser's
+-- terms (weight A: the text, B: its context) and `doc_len` their weighted
+-- count, from which search computes BM25 as the embedded store does.
+CREATE TABLE memories (
+    rid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    partition text NOT NULL,
+    tenant text NOT NULL,
+    user_id text,
+    agent_id text,
+    session_id text,
+    kind text NOT NULL,
+    text text NOT NULL,
+    context text,
+    metadata jsonb NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    valid_from bigint NOT NULL,
+    valid_until bigint,
+    expires_at bigint,
+    importance real NOT NULL,
+    access_count bigint NOT NULL DEFAULT 0,
+    last_accessed_at bigint,
+    provenance jsonb NOT NULL,
+    content_hash text NOT NULL,
+    superseded_by text,
+    embedding vector({dims}) NOT NULL,
+    tsv tsvector NOT NULL,
+    doc_len real NOT NULL
+);
+CREATE INDEX memories_by_partition ON memories (partition, created_at DESC, rid DESC);
+CREATE INDEX memories_by_hash ON memories (partition, content_hash) WHERE valid_until IS NULL;
+CREATE INDEX memories_by_tenant ON memories (tenant) WHERE valid_until IS NULL;
+CREATE INDEX memories_terms ON memories USING gin (tsv) WHERE valid_until IS NULL;
+-- Inner product: the embedder's vectors have unit length, so it is the
+-- cosine similarity, as in the embedded store.
+CREATE INDEX memories_hnsw ON memories USING hnsw (embedding vector_ip_ops) WHERE valid_until IS NULL;
+
+-- Every change, oldest first; survives deletes (only forget --purge drops it).
+CREATE TABLE history (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id text NOT NULL,
+    tenant text NOT NULL,
+    partition text NOT NULL,
+    event text NOT NULL,
+    old_text text,
+    new_text text,
+    actor text NOT NULL,
+    reason text,
+    at bigint NOT NULL
+);
+CREATE INDEX history_by_memory ON history (memory_id, seq);
+CREATE INDEX history_by_partition ON history (partition);
+
+CREATE TABLE outbox (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant text NOT NULL,
+    scope jsonb NOT NULL,
+    payload jsonb NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    created_at bigint NOT NULL,
+    next_at bigint NOT NULL
+);
+CREATE INDEX outbox_due ON outbox (next_at, id);
+
+-- BM25's statistics over each partition's current memories, kept by a
+-- trigger in the same transaction as the change.
+CREATE TABLE partition_stats (
+    partition text PRIMARY KEY,
+    tenant text NOT NULL,
+    docs bigint NOT NULL,
+    total_len double precision NOT NULL
+);
+CREATE TABLE term_stats (
+    partition text NOT NULL,
+    tenant text NOT NULL,
+    term text NOT NULL,
+    df bigint NOT NULL,
+    PRIMARY KEY (partition, term)
+);
+
+CREATE FUNCTION memloop_keep_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.valid_until IS NULL THEN
+        UPDATE partition_stats SET docs = docs - 1, total_len = total_len - OLD.doc_len
+            WHERE partition = OLD.partition;
+        UPDATE term_stats SET df = df - 1
+            WHERE partition = OLD.partition AND term IN (SELECT lexeme FROM unnest(OLD.tsv));
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.valid_until IS NULL THEN
+        INSERT INTO partition_stats (partition, tenant, docs, total_len)
+            VALUES (NEW.partition, NEW.tenant, 1, NEW.doc_len)
+            ON CONFLICT (partition) DO UPDATE
+            SET docs = partition_stats.docs + 1, total_len = partition_stats.total_len + EXCLUDED.total_len;
+        INSERT INTO term_stats (partition, tenant, term, df)
+            SELECT NEW.partition, NEW.tenant, lexeme, 1 FROM unnest(NEW.tsv) ORDER BY lexeme
+            ON CONFLICT (partition, term) DO UPDATE SET df = term_stats.df + 1;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER memories_keep_stats
+    AFTER INSERT OR DELETE OR UPDATE OF tsv, doc_len, valid_until ON memories
+    FOR EACH ROW EXECUTE FUNCTION memloop_keep_stats();
+"#
+    ) + &[
+        "memories",
+        "history",
+        "outbox",
+        "partition_stats",
+        "term_stats",
+    ]
+    .iter()
+    .map(|t| rls(t))
+    .collect::<String>();
+    vec![first]
+}
+
+/// Brings the schema up to date, in one transaction under the migration lock.
+pub fn migrate(tx: &mut Tx<'_>, dims: usize) -> Result<i64> {
+    tx.query("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch("CREATE TABLE IF NOT EXISTS memloop_schema (version bigint NOT NULL)")?;
+    let current: i64 = match tx.query_opt("SELECT version FROM memloop_schema", &[])? {
+        Some(row) => row.get(0),
+        None => {
+            tx.execute("INSERT INTO memloop_schema (version) VALUES (0)", &[])?;
+            0
+        }
+    };
+    let all = migrations(dims);
+    let supported = all.len() as i64;
+    if current > supported {
+        return Err(Error::SchemaTooNew {
+            found: current,
+            supported,
+        });
+    }
+    for sql in all.iter().skip(current.max(0) as usize) {
+        tx.batch(sql)?;
+    }
+    tx.execute("UPDATE memloop_schema SET version = $1", &[&supported])?;
+    Ok(supported)
+}

@@ -1,0 +1,393 @@
+//! Hybrid search in one partition, as the embedded store does it: the
+//! vector and keyword signals each give `candidates` rows, their scores
+//! fused by `memloop_core::fusion`, a speaker named in the query lifts what
+//! that speaker said, and a hit holding a superseded claim names (and ranks
+//! below) its replacement.
+
+use std::collections::{HashMap, HashSet};
+
+use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
+use memloop_core::{Error, MemoryRecord, Replacement, Result, SearchHit, SignalScores};
+use memloop_longterm::{Decay, SearchQuery, MAX_LIMIT};
+use pgvector::Vector;
+
+use crate::pool::Tx;
+use crate::read::{get_in, kinds_param, numbered, NARROWING};
+use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::{terms, PgStore, Tenancy};
+
+/// The rows a search looks through: the current ones (not expired at
+/// `$NOW`), those valid at `$AS_OF`, or every version. Each variant names
+/// both parameters, so every statement takes the same ones.
+fn indexed(q: &SearchQuery) -> &'static str {
+    match (q.as_of, q.include_superseded) {
+        (Some(_), _) => {
+            "valid_from <= $AS_OF::bigint AND (valid_until IS NULL OR valid_until > $AS_OF::bigint) \
+             AND $NOW::bigint IS NOT NULL"
+        }
+        (None, true) => "$AS_OF::bigint IS NULL AND $NOW::bigint IS NOT NULL",
+        (None, false) => {
+            "valid_until IS NULL AND (expires_at IS NULL OR expires_at > $NOW::bigint) \
+             AND $AS_OF::bigint IS NULL"
+        }
+    }
+}
+
+const VECTOR_ANN: &str =
+    "SELECT rid, (-(embedding <#> $1))::real, metadata->>'speaker' FROM memories \
+     WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
+     ORDER BY embedding <#> $1 LIMIT $3";
+
+const VECTOR_EXACT: &str = "WITH v AS MATERIALIZED ( \
+       SELECT rid, embedding, metadata->>'speaker' AS speaker FROM memories \
+       WHERE partition = $PART AND {indexed} AND ($ALLOWED::bigint[] IS NULL OR rid = ANY($ALLOWED))) \
+     SELECT rid, (-(embedding <#> $Q))::real, speaker FROM v ORDER BY embedding <#> $Q, rid LIMIT $N";
+
+/// BM25 (k1 1.2, b 0.75, as the embedded index) over term frequencies read
+/// from the tsvector: weight A positions count 1, B `$CW`.
+const BM25_SUM: &str =
+    "sum(q.idf * u.tf * 2.2 / (u.tf + 1.2 * (0.25 + 0.75 * d.doc_len::float8 / st.avgdl)))::real";
+const TF: &str = "CROSS JOIN LATERAL (SELECT x.lexeme, \
+       (SELECT count(*) FILTER (WHERE w = 'A') + $CW::float8 * count(*) FILTER (WHERE w = 'B') \
+        FROM unnest(x.weights) AS w)::float8 AS tf \
+     FROM unnest(d.tsv) AS x) u JOIN q ON q.term = u.lexeme";
+
+fn keyword_current_sql() -> String {
+    format!(
+        "WITH st AS (SELECT docs::float8 AS n, greatest(total_len / docs::float8, 1.0) AS avgdl \
+                     FROM partition_stats WHERE partition = $PART AND docs > 0), \
+         q AS (SELECT t.term, ln(1 + (st.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5)) AS idf \
+               FROM st CROSS JOIN unnest($TERMS::text[]) AS t(term) \
+               LEFT JOIN term_stats ts ON ts.partition = $PART AND ts.term = t.term) \
+         SELECT d.rid, {BM25_SUM} AS score, min(d.metadata->>'speaker') \
+         FROM memories d CROSS JOIN st {TF} \
+         WHERE d.partition = $PART AND d.valid_until IS NULL AND d.tsv @@ $TSQ::text::tsquery \
+           AND (d.expires_at IS NULL OR d.expires_at > $NOW::bigint) \
+           AND ($ALLOWED::bigint[] IS NULL OR d.rid = ANY($ALLOWED)) AND $AS_OF::bigint IS NULL \
+         GROUP BY d.rid ORDER BY score DESC, d.rid LIMIT $N"
+    )
+}
+
+fn keyword_past_sql(q: &SearchQuery) -> String {
+    format!(
+        "WITH v AS MATERIALIZED (SELECT rid, tsv, doc_len, metadata->>'speaker' AS speaker FROM memories \
+                                 WHERE partition = $PART AND {}), \
+         st AS (SELECT count(*)::float8 AS n, greatest(sum(doc_len)::float8 / count(*)::float8, 1.0) AS avgdl \
+                FROM v HAVING count(*) > 0), \
+         df AS (SELECT x.lexeme AS term, count(*) AS df FROM v CROSS JOIN LATERAL unnest(v.tsv) AS x \
+                WHERE x.lexeme = ANY($TERMS::text[]) GROUP BY 1), \
+         q AS (SELECT t.term, ln(1 + (st.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf \
+               FROM st CROSS JOIN unnest($TERMS::text[]) AS t(term) LEFT JOIN df ON df.term = t.term) \
+         SELECT d.rid, {BM25_SUM} AS score, min(d.speaker) \
+         FROM v d CROSS JOIN st {TF} \
+         WHERE d.tsv @@ $TSQ::text::tsquery AND ($ALLOWED::bigint[] IS NULL OR d.rid = ANY($ALLOWED)) \
+         GROUP BY d.rid ORDER BY score DESC, d.rid LIMIT $N",
+        indexed(q)
+    )
+}
+
+const KEYWORD_PARAMS: &[&str] = &["PART", "TERMS", "TSQ", "ALLOWED", "CW", "AS_OF", "NOW", "N"];
+
+/// (rid, score, speaker) of one signal's candidates, best first.
+type Hits = Vec<(i64, f32, Option<String>)>;
+
+fn hits(rows: Vec<postgres::Row>) -> Hits {
+    rows.iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+}
+
+/// The lower-case words (three letters or more) of who said a text.
+fn speaker_words(speaker: &str) -> impl Iterator<Item = String> + '_ {
+    speaker
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+}
+
+impl PgStore {
+    pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        let partition = q.scope.partition()?;
+        self.check_dims(vector)?;
+        if !(q.vector_weight >= 0.0
+            && q.keyword_weight >= 0.0
+            && q.vector_weight + q.keyword_weight > 0.0)
+        {
+            return Err(Error::invalid(
+                "search weights must be non-negative and not both zero",
+            ));
+        }
+        if q.top_k == 0 || q.top_k > MAX_LIMIT {
+            return Err(Error::invalid(format!(
+                "top_k must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        let restricted = q.filter.is_some()
+            || !q.kinds.is_empty()
+            || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())
+            || q.scope.session_id.is_some();
+        let past = q.as_of.is_some() || q.include_superseded;
+        let (terms, tsquery) = terms::query(self.analyzer(), &q.text);
+        let n = q.candidates.max(q.top_k) as i64;
+        let query_words: HashSet<String> = q
+            .text
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect();
+        let qvec = Vector::from(vector.to_vec());
+        let cw = f64::from(self.options.context_weight);
+        let ef = self.options.ef_search.max(n).clamp(1, 1000).to_string();
+        let tenant = q.scope.tenant.as_str();
+        let now = self.now();
+        self.tx(Tenancy::One(tenant), |tx| {
+            let allowed: Option<Vec<i64>> = if restricted {
+                Some(self.allowed_rows(tx, &partition, q, now)?)
+            } else {
+                None
+            };
+            let vec_hits: Hits = if q.vector_weight <= 0.0 {
+                Vec::new()
+            } else if !past && allowed.is_none() && self.partition_docs(tx, &partition)? >= self.options.exact_threshold {
+                tx.query(
+                    "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
+                    &[&ef],
+                )?;
+                hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?)
+            } else {
+                let sql = numbered(
+                    &VECTOR_EXACT.replace("{indexed}", indexed(q)),
+                    &["PART", "ALLOWED", "AS_OF", "NOW", "Q", "N"],
+                );
+                hits(tx.query(&sql, &[&partition, &allowed, &q.as_of, &now, &qvec, &n])?)
+            };
+            let kw_hits: Hits = match &tsquery {
+                Some(tsq) if q.keyword_weight > 0.0 => {
+                    let sql = if past { keyword_past_sql(q) } else { keyword_current_sql() };
+                    let sql = numbered(&sql, KEYWORD_PARAMS);
+                    hits(tx.query(&sql, &[&partition, &terms, tsq, &allowed, &cw, &q.as_of, &now, &n])?)
+                }
+                _ => Vec::new(),
+            };
+            let spoken: HashSet<i64> = if q.speaker_boost > 0.0 {
+                vec_hits
+                    .iter()
+                    .chain(&kw_hits)
+                    .filter(|h| {
+                        h.2.as_deref()
+                            .is_some_and(|s| speaker_words(s).any(|w| query_words.contains(&w)))
+                    })
+                    .map(|h| h.0)
+                    .collect()
+            } else {
+                HashSet::new()
+            };
+            let mut fused: HashMap<i64, SignalScores> = HashMap::new();
+            for (rank, (rid, sim, _)) in vec_hits.iter().enumerate() {
+                let s = fused.entry(*rid).or_default();
+                s.vector = Some(*sim);
+                s.vector_rank = Some(rank);
+            }
+            for (rank, (rid, score, _)) in kw_hits.iter().enumerate() {
+                let s = fused.entry(*rid).or_default();
+                s.bm25 = Some(*score);
+                s.bm25_rank = Some(rank);
+            }
+            let vector_range = Range::of(vec_hits.iter().map(|h| h.1));
+            let keyword_range = Range::of(kw_hits.iter().map(|h| h.1));
+            let decay_on = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
+            let extra = q.speaker_boost.max(0.0) + decay_on.map_or(0.0, |d| d.weight);
+            let mut ranked: Vec<(i64, SignalScores, f32)> = fused
+                .into_iter()
+                .map(|(rid, mut s)| {
+                    s.fused = fuse(
+                        keyword_part(s.bm25, keyword_range),
+                        vector_part(s.vector, vector_range),
+                        q.keyword_weight,
+                        q.vector_weight,
+                    );
+                    if spoken.contains(&rid) {
+                        s.speaker_boost = q.speaker_boost;
+                    }
+                    let score = (s.fused + s.speaker_boost) / (1.0 + extra);
+                    (rid, s, score)
+                })
+                .collect();
+            let records = match decay_on {
+                // Decay needs every candidate's record before the cut.
+                Some(d) => {
+                    let rids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+                    let records = records_by_rid(tx, &rids)?;
+                    for (rid, s, score) in &mut ranked {
+                        if let Some(r) = records.get(rid) {
+                            s.decay = decay_of(r, d, now);
+                            *score += d.weight * s.decay / (1.0 + extra);
+                        }
+                    }
+                    ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+                    ranked.truncate(q.top_k * 2 + 10);
+                    records
+                }
+                None => {
+                    ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+                    // A few more than asked for: rows deleted since are dropped here.
+                    ranked.truncate(q.top_k * 2 + 10);
+                    let rids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+                    records_by_rid(tx, &rids)?
+                }
+            };
+            let mut out = Vec::with_capacity(ranked.len());
+            for (rid, scores, score) in ranked {
+                let Some(record) = records.get(&rid) else {
+                    continue;
+                };
+                let visible = match q.as_of {
+                    Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
+                    None => q.include_superseded || record.is_current(now),
+                };
+                if !visible || score < q.min_score {
+                    continue;
+                }
+                out.push(SearchHit {
+                    record: record.clone(),
+                    score,
+                    scores,
+                    superseded_by: None,
+                });
+            }
+            if out.iter().any(|h| h.record.superseded_by.is_some()) {
+                mark_stale(tx, tenant, &mut out, now)?;
+                // Stable: hits a demotion did not touch keep their order.
+                out.sort_by(|a, b| b.score.total_cmp(&a.score));
+            }
+            out.truncate(q.top_k);
+            Ok(out)
+        })
+    }
+
+    /// Current memories in the partition (the trigger-kept count).
+    fn partition_docs(&self, tx: &mut Tx<'_>, partition: &str) -> Result<i64> {
+        Ok(tx
+            .query_opt(
+                "SELECT docs FROM partition_stats WHERE partition = $1",
+                &[&partition],
+            )?
+            .map(|r| r.get(0))
+            .unwrap_or(0))
+    }
+
+    /// The rows a narrowed search may return: agent, session and kind in
+    /// SQL, a metadata filter on each record.
+    fn allowed_rows(
+        &self,
+        tx: &mut Tx<'_>,
+        partition: &str,
+        q: &SearchQuery,
+        now: i64,
+    ) -> Result<Vec<i64>> {
+        let kinds = kinds_param(&q.kinds);
+        let cols = if q.filter.is_some() {
+            RECORD_COLUMNS
+        } else {
+            "rid"
+        };
+        let sql = numbered(
+            &format!(
+                "SELECT {cols} FROM memories WHERE partition = $PART AND {} AND {NARROWING}",
+                indexed(q)
+            ),
+            &["PART", "AS_OF", "NOW", "AGENT", "SESSION", "KINDS"],
+        );
+        let rows = tx.query(
+            &sql,
+            &[
+                &partition,
+                &q.as_of,
+                &now,
+                &q.scope.agent_id,
+                &q.scope.session_id,
+                &kinds,
+            ],
+        )?;
+        let Some(filter) = &q.filter else {
+            return Ok(rows.iter().map(|r| r.get(0)).collect());
+        };
+        let mut out = Vec::new();
+        for row in &rows {
+            let (rid, rec) = record_from_row(row)?;
+            if q.scope.admits(&rec.scope) && filter.matches(&rec) {
+                out.push(rid);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A record's decay signal at `now` (see `memloop_core::fusion::decay`).
+fn decay_of(r: &MemoryRecord, d: Decay, now: i64) -> f32 {
+    let fresh_since = r
+        .last_accessed_at
+        .map_or(r.valid_from, |t| t.max(r.valid_from));
+    decay(
+        now.saturating_sub(fresh_since),
+        d.half_life_ms,
+        r.importance,
+        r.access_count,
+    )
+}
+
+fn records_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {
+    if rids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = tx.query(
+        &format!("SELECT {RECORD_COLUMNS} FROM memories WHERE rid = ANY($1)"),
+        &[&rids],
+    )?;
+    rows.iter().map(record_from_row).collect()
+}
+
+/// Names, on each hit holding a superseded claim, the current memory that
+/// replaced it (following successors), and ranks the hit just below that
+/// memory when both were found.
+fn mark_stale(tx: &mut Tx<'_>, tenant: &str, hits: &mut [SearchHit], now: i64) -> Result<()> {
+    // A chain of corrections is short; the bound only guards against a cycle.
+    const MAX_CHAIN: usize = 32;
+    let scores: HashMap<String, f32> = hits
+        .iter()
+        .map(|h| (h.record.id.clone(), h.score))
+        .collect();
+    for hit in hits.iter_mut() {
+        let Some(mut next) = hit.record.superseded_by.clone() else {
+            continue;
+        };
+        let mut current = None;
+        for _ in 0..MAX_CHAIN {
+            let rec = match get_in(tx, tenant, &next) {
+                Ok(r) => r,
+                Err(Error::NotFound(_)) => break,
+                Err(e) => return Err(e),
+            };
+            if rec.is_current(now) {
+                current = Some(rec);
+                break;
+            }
+            match rec.superseded_by {
+                Some(id) => next = id,
+                None => break,
+            }
+        }
+        let Some(rec) = current else {
+            continue;
+        };
+        if let Some(&above) = scores.get(&rec.id) {
+            hit.score = hit.score.min(above - 1e-6).max(0.0);
+        }
+        hit.superseded_by = Some(Replacement {
+            id: rec.id,
+            text: rec.text,
+        });
+    }
+    Ok(())
+}

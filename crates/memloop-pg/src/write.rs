@@ -1,0 +1,614 @@
+//! Writes: each one transaction that changes `memories` and appends to
+//! `history` together (the keyword statistics follow by trigger).
+
+use memloop_core::text::{content_hash, identity_hash, validate_text};
+use memloop_core::{check_time, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_longterm::{EmbedFn, ExpireReport, ForgetReport, MemoryUpdate};
+use pgvector::Vector;
+use serde_json::Value;
+
+use crate::pool::Tx;
+use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::{set_embedder, terms, PgStore, Tenancy};
+
+fn validate_metadata(v: &Value) -> Result<()> {
+    if !v.is_object() {
+        return Err(Error::invalid(
+            "metadata must be a JSON object, e.g. {\"topic\": \"food\"}",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_new(store: &PgStore, m: &NewMemory, v: &[f32]) -> Result<()> {
+    validate_text(&m.text)?;
+    validate_metadata(&m.metadata)?;
+    m.validate_times()?;
+    store.check_dims(v)?;
+    if let Some(i) = m.importance {
+        if !(0.0..=1.0).contains(&i) {
+            return Err(Error::invalid("importance must be between 0 and 1"));
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn log_history(
+    tx: &mut Tx<'_>,
+    memory_id: &str,
+    tenant: &str,
+    partition: &str,
+    event: Event,
+    old: Option<&str>,
+    new: Option<&str>,
+    reason: Option<&str>,
+    at: i64,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO history (memory_id, tenant, partition, event, old_text, new_text, actor, reason, at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'api', $7, $8)",
+        &[&memory_id, &tenant, &partition, &event.as_str(), &old, &new, &reason, &at],
+    )?;
+    Ok(())
+}
+
+/// One memory by id, locked for the rest of the transaction. Another
+/// tenant's id is reported exactly like an unknown one (row-level security
+/// hides it already; the check says so again).
+fn get_for_update(tx: &mut Tx<'_>, tenant: &str, id: &str) -> Result<(i64, String, MemoryRecord)> {
+    let row = tx.query_opt(
+        &format!("SELECT {RECORD_COLUMNS}, partition FROM memories WHERE id = $1 FOR UPDATE"),
+        &[&id],
+    )?;
+    let Some(row) = row else {
+        return Err(Error::NotFound(id.to_string()));
+    };
+    let (rid, rec) = record_from_row(&row)?;
+    if rec.scope.tenant != tenant {
+        return Err(Error::NotFound(id.to_string()));
+    }
+    Ok((rid, row.get(21), rec))
+}
+
+/// Marks the current episodes `old` was distilled from (same session, a
+/// turn in common) as holding a claim `new_id` replaced.
+fn mark_evidence(tx: &mut Tx<'_>, partition: &str, old: &MemoryRecord, new_id: &str) -> Result<()> {
+    if old.kind == memloop_core::Kind::Episode || old.provenance.turn_ids.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "UPDATE memories SET superseded_by = $1 \
+         WHERE partition = $2 AND valid_until IS NULL AND kind = 'episode' \
+         AND provenance->>'session_id' IS NOT DISTINCT FROM $3 \
+         AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(provenance->'turn_ids', '[]'::jsonb)) AS t(v) \
+                     WHERE t.v = ANY($4))",
+        &[
+            &new_id,
+            &partition,
+            &old.provenance.session_id,
+            &old.provenance.turn_ids,
+        ],
+    )?;
+    Ok(())
+}
+
+impl PgStore {
+    pub(crate) fn insert(
+        &self,
+        scope: &Scope,
+        items: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<(MemoryRecord, Event)>> {
+        let partition = scope.partition()?;
+        for (m, v) in &items {
+            validate_new(self, m, v)?;
+        }
+        let hashes: Vec<String> = items.iter().map(|(m, _)| identity_hash(m)).collect();
+        // Inserts of the same text in the same partition take turns (the
+        // duplicate check below must see each other's rows); sorted, so
+        // two batches never wait on each other in a circle.
+        let mut keys: Vec<String> = hashes
+            .iter()
+            .map(|h| format!("{partition}\u{1f}{h}"))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let now = self.now();
+        self.tx(Tenancy::One(&scope.tenant), |tx| {
+            for k in &keys {
+                tx.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                    &[k],
+                )?;
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for ((m, v), hash) in items.iter().zip(&hashes) {
+                if let Some(existing) =
+                    find_duplicate(tx, &partition, scope, hash, m.kind.as_str())?
+                {
+                    out.push((existing, Event::Noop));
+                    continue;
+                }
+                let record =
+                    self.add_in(tx, &partition, scope, m.clone(), v, hash.clone(), None, now)?;
+                out.push((record, Event::Add));
+            }
+            Ok(out)
+        })
+    }
+
+    pub(crate) fn update(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: MemoryUpdate,
+    ) -> Result<(MemoryRecord, String)> {
+        if let Some((text, v)) = &change.text {
+            validate_text(text)?;
+            self.check_dims(v)?;
+        }
+        if let Some(m) = &change.metadata {
+            validate_metadata(m)?;
+        }
+        if let Some(Some(t)) = change.expires_at {
+            check_time("expires_at", t)?;
+        }
+        let now = self.now();
+        self.tx(Tenancy::One(tenant), |tx| {
+            let (rid, partition, mut rec) = get_for_update(tx, tenant, id)?;
+            if rec.valid_until.is_some() {
+                return Err(Error::invalid(format!(
+                    "memory {id} was deleted or superseded and is kept only as history: update the current memory instead"
+                )));
+            }
+            let old_text = rec.text.clone();
+            if let Some((text, v)) = &change.text {
+                rec.content_hash = content_hash(text);
+                rec.text = text.clone();
+                let (tsv, len) = terms::document(
+                    self.analyzer(),
+                    &rec.text,
+                    rec.context.as_deref(),
+                    self.options.context_weight,
+                );
+                tx.execute(
+                    "UPDATE memories SET text = $1, content_hash = $2, embedding = $3, \
+                     tsv = $4::text::tsvector, doc_len = $5 WHERE rid = $6",
+                    &[&rec.text, &rec.content_hash, &Vector::from(v.clone()), &tsv, &len, &rid],
+                )?;
+            }
+            if let Some(m) = &change.metadata {
+                rec.metadata = m.clone();
+            }
+            if let Some(e) = change.expires_at {
+                rec.expires_at = e;
+            }
+            if let Some(i) = change.importance {
+                rec.importance = i.clamp(0.0, 1.0);
+            }
+            rec.updated_at = now;
+            tx.execute(
+                "UPDATE memories SET metadata = $1, expires_at = $2, importance = $3, updated_at = $4 WHERE rid = $5",
+                &[&rec.metadata, &rec.expires_at, &rec.importance, &now, &rid],
+            )?;
+            log_history(
+                tx,
+                id,
+                tenant,
+                &partition,
+                Event::Update,
+                Some(&old_text),
+                Some(&rec.text),
+                None,
+                now,
+            )?;
+            Ok((rec, old_text))
+        })
+    }
+
+    pub(crate) fn delete(
+        &self,
+        tenant: &str,
+        id: &str,
+        reason: Option<&str>,
+    ) -> Result<MemoryRecord> {
+        let now = self.now();
+        self.tx(Tenancy::One(tenant), |tx| {
+            let (rid, partition, mut rec) = get_for_update(tx, tenant, id)?;
+            if rec.valid_until.is_some() {
+                return Err(Error::invalid(format!(
+                    "memory {id} is already deleted or superseded"
+                )));
+            }
+            tx.execute(
+                "UPDATE memories SET valid_until = $1, updated_at = $1 WHERE rid = $2",
+                &[&now, &rid],
+            )?;
+            log_history(
+                tx,
+                id,
+                tenant,
+                &partition,
+                Event::Delete,
+                Some(&rec.text),
+                None,
+                reason,
+                now,
+            )?;
+            rec.valid_until = Some(now);
+            rec.updated_at = now;
+            Ok(rec)
+        })
+    }
+
+    pub(crate) fn supersede(
+        &self,
+        scope: &Scope,
+        old_id: &str,
+        new: (NewMemory, Vec<f32>),
+        reason: &str,
+    ) -> Result<(MemoryRecord, MemoryRecord)> {
+        let (m, v) = new;
+        validate_new(self, &m, &v)?;
+        let partition = scope.partition()?;
+        let now = self.now();
+        let hash = identity_hash(&m);
+        self.tx(Tenancy::One(&scope.tenant), |tx| {
+            // Locked first: a concurrent supersession of the same memory
+            // waits here, then finds it no longer current.
+            let (rid, old_partition, mut old) = get_for_update(tx, &scope.tenant, old_id)?;
+            if old_partition != partition {
+                return Err(Error::NotFound(old_id.to_string()));
+            }
+            if old.valid_until.is_some() {
+                return Err(Error::invalid(format!(
+                    "memory {old_id} is already deleted or superseded"
+                )));
+            }
+            // The old fact held until the new one began (world time), but
+            // never ends before it started nor after now.
+            let end = m
+                .valid_from
+                .unwrap_or(now)
+                .min(now)
+                .max(old.valid_from.saturating_add(1).min(now));
+            let added = self.add_in(tx, &partition, scope, m.clone(), &v, hash.clone(), Some(reason), now)?;
+            tx.execute(
+                "UPDATE memories SET valid_until = $1, updated_at = $2, superseded_by = $3 WHERE rid = $4",
+                &[&end, &now, &added.id, &rid],
+            )?;
+            mark_evidence(tx, &partition, &old, &added.id)?;
+            log_history(
+                tx,
+                old_id,
+                &scope.tenant,
+                &partition,
+                Event::Update,
+                Some(&old.text),
+                Some(&m.text),
+                Some(&format!("superseded by {}: {reason}", added.id)),
+                now,
+            )?;
+            old.valid_until = Some(end);
+            old.updated_at = now;
+            old.superseded_by = Some(added.id.clone());
+            Ok((added, old))
+        })
+    }
+
+    pub(crate) fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let now = self.now();
+        let ids: Vec<&str> = ids.to_vec();
+        self.tx(Tenancy::One(tenant), |tx| {
+            tx.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = $1 \
+                 WHERE id = ANY($2) AND tenant = $3",
+                &[&now, &ids, &tenant],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub(crate) fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
+        let partition = scope.partition()?;
+        let now = self.now();
+        let report = self.tx(Tenancy::One(&scope.tenant), |tx| {
+            let rows = tx.query(
+                &format!("SELECT {RECORD_COLUMNS} FROM memories WHERE partition = $1 FOR UPDATE"),
+                &[&partition],
+            )?;
+            let mut targets: Vec<(i64, MemoryRecord)> = Vec::new();
+            for row in &rows {
+                let (rid, rec) = record_from_row(row)?;
+                if scope.admits(&rec.scope) {
+                    targets.push((rid, rec));
+                }
+            }
+            let rids: Vec<i64> = targets.iter().map(|t| t.0).collect();
+            tx.execute("DELETE FROM memories WHERE rid = ANY($1)", &[&rids])?;
+            let mut report = ForgetReport {
+                memories_deleted: targets.len(),
+                history_deleted: 0,
+            };
+            if purge {
+                let ids: Vec<&str> = targets.iter().map(|t| t.1.id.as_str()).collect();
+                report.history_deleted = tx.execute(
+                    "DELETE FROM history WHERE memory_id = ANY($1) AND tenant = $2",
+                    &[&ids, &scope.tenant],
+                )? as usize;
+            } else {
+                for (_, rec) in targets.iter().filter(|t| t.1.valid_until.is_none()) {
+                    // Already-deleted memories have their DELETE in history already.
+                    log_history(
+                        tx,
+                        &rec.id,
+                        &scope.tenant,
+                        &partition,
+                        Event::Delete,
+                        Some(&rec.text),
+                        None,
+                        Some("forget"),
+                        now,
+                    )?;
+                }
+            }
+            // Queued writes of the scope would bring its memories back.
+            let queued = tx.query(
+                "SELECT id, scope FROM outbox WHERE tenant = $1",
+                &[&scope.tenant],
+            )?;
+            for row in queued {
+                let id: i64 = row.get(0);
+                let queued_scope: Value = row.get(1);
+                let covered = serde_json::from_value::<Scope>(queued_scope).is_ok_and(|s| {
+                    s.partition().ok().as_deref() == Some(partition.as_str())
+                        && (scope.agent_id.is_none() || s.agent_id == scope.agent_id)
+                        && (scope.session_id.is_none() || s.session_id == scope.session_id)
+                });
+                if covered {
+                    tx.execute("DELETE FROM outbox WHERE id = $1", &[&id])?;
+                }
+            }
+            Ok(report)
+        })?;
+        if purge && report.memories_deleted > 0 {
+            // Deleted rows stay in the table files until vacuumed; the
+            // vacuum also drops their vectors from the HNSW index.
+            let mut conn = self.pool.get()?;
+            conn.batch("VACUUM memories, history")?;
+        }
+        Ok(report)
+    }
+
+    /// Deletes every memory whose TTL has passed, in transactions of at
+    /// most `BATCH` rows so concurrent work waits for one batch at most.
+    pub(crate) fn expire(&self) -> Result<ExpireReport> {
+        const BATCH: i64 = 500;
+        let now = self.now();
+        let mut report = ExpireReport::default();
+        let mut partitions = std::collections::HashSet::new();
+        loop {
+            let done = self.tx(Tenancy::All, |tx| {
+                let rows = tx.query(
+                    "SELECT rid, id, tenant, partition, text, valid_until IS NULL FROM memories \
+                     WHERE expires_at <= $1 ORDER BY rid LIMIT $2 FOR UPDATE SKIP LOCKED",
+                    &[&now, &BATCH],
+                )?;
+                let rids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+                tx.execute("DELETE FROM memories WHERE rid = ANY($1)", &[&rids])?;
+                let mut seen = Vec::new();
+                for r in &rows {
+                    let (id, tenant, partition, text, current): (
+                        String,
+                        String,
+                        String,
+                        String,
+                        bool,
+                    ) = (r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
+                    if current {
+                        log_history(
+                            tx,
+                            &id,
+                            &tenant,
+                            &partition,
+                            Event::Delete,
+                            Some(&text),
+                            None,
+                            Some("expired"),
+                            now,
+                        )?;
+                    }
+                    seen.push(partition);
+                }
+                Ok(seen)
+            })?;
+            let n = done.len();
+            report.memories_deleted += n;
+            partitions.extend(done);
+            if (n as i64) < BATCH {
+                break;
+            }
+        }
+        report.partitions = partitions.len();
+        Ok(report)
+    }
+
+    pub(crate) fn reindex(
+        &self,
+        embed: &EmbedFn<'_>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
+        const BATCH: i64 = 256;
+        let total: i64 = self.tx(Tenancy::All, |tx| {
+            Ok(tx.query_one("SELECT count(*) FROM memories", &[])?.get(0))
+        })?;
+        let mut done = 0usize;
+        let mut last = 0i64;
+        loop {
+            let batch: Vec<(i64, String)> = self.tx(Tenancy::All, |tx| {
+                Ok(tx
+                    .query(
+                        "SELECT rid, text FROM memories WHERE rid > $1 ORDER BY rid LIMIT $2",
+                        &[&last, &BATCH],
+                    )?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect())
+            })?;
+            let Some(&(batch_last, _)) = batch.last() else {
+                break;
+            };
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embed(&texts)?;
+            if vectors.len() != batch.len() {
+                return Err(Error::Embedding(
+                    "the embedder returned a wrong number of vectors".into(),
+                ));
+            }
+            for v in &vectors {
+                self.check_dims(v)?;
+            }
+            self.tx(Tenancy::All, |tx| {
+                for ((rid, _), v) in batch.iter().zip(&vectors) {
+                    tx.execute(
+                        "UPDATE memories SET embedding = $1 WHERE rid = $2",
+                        &[&Vector::from(v.clone()), rid],
+                    )?;
+                }
+                Ok(())
+            })?;
+            done += batch.len();
+            last = batch_last;
+            progress(done, total.max(0) as usize);
+        }
+        self.tx(Tenancy::All, |tx| set_embedder(tx, &self.embedder))?;
+        Ok(done)
+    }
+
+    /// Inserts one new record inside `tx`, with its ADD in history.
+    #[allow(clippy::too_many_arguments)]
+    fn add_in(
+        &self,
+        tx: &mut Tx<'_>,
+        partition: &str,
+        scope: &Scope,
+        m: NewMemory,
+        v: &[f32],
+        hash: String,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<MemoryRecord> {
+        let record = MemoryRecord {
+            id: uuid::Uuid::now_v7().to_string(),
+            text: m.text,
+            context: m.context,
+            kind: m.kind,
+            scope: scope.clone(),
+            metadata: m.metadata,
+            created_at: now,
+            updated_at: now,
+            valid_from: m.valid_from.unwrap_or(now),
+            valid_until: None,
+            expires_at: m.expires_at,
+            importance: m.importance.unwrap_or(0.5),
+            access_count: 0,
+            last_accessed_at: None,
+            provenance: m.provenance,
+            content_hash: hash,
+            superseded_by: None,
+        };
+        insert_row(self, tx, partition, &record, v)?;
+        log_history(
+            tx,
+            &record.id,
+            &scope.tenant,
+            partition,
+            Event::Add,
+            None,
+            Some(&record.text),
+            reason,
+            now,
+        )?;
+        Ok(record)
+    }
+}
+
+fn find_duplicate(
+    tx: &mut Tx<'_>,
+    partition: &str,
+    scope: &Scope,
+    hash: &str,
+    kind: &str,
+) -> Result<Option<MemoryRecord>> {
+    let rows = tx.query(
+        &format!(
+            "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = $1 AND content_hash = $2 \
+             AND kind = $3 AND valid_until IS NULL ORDER BY rid"
+        ),
+        &[&partition, &hash, &kind],
+    )?;
+    for row in &rows {
+        let (_, rec) = record_from_row(row)?;
+        if rec.scope == *scope {
+            return Ok(Some(rec));
+        }
+    }
+    Ok(None)
+}
+
+/// Writes a record as it is (id and times included): for new memories and
+/// for import.
+pub(crate) fn insert_row(
+    store: &PgStore,
+    tx: &mut Tx<'_>,
+    partition: &str,
+    r: &MemoryRecord,
+    v: &[f32],
+) -> Result<i64> {
+    let provenance =
+        serde_json::to_value(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
+    let (tsv, len) = terms::document(
+        store.analyzer(),
+        &r.text,
+        r.context.as_deref(),
+        store.options.context_weight,
+    );
+    let access_count = i64::try_from(r.access_count).unwrap_or(i64::MAX);
+    let row = tx.query_one(
+        "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, context, metadata, \
+         created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
+         provenance, content_hash, superseded_by, embedding, tsv, doc_len) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
+         $23::text::tsvector, $24) RETURNING rid",
+        &[
+            &r.id,
+            &partition,
+            &r.scope.tenant,
+            &r.scope.user_id,
+            &r.scope.agent_id,
+            &r.scope.session_id,
+            &r.kind.as_str(),
+            &r.text,
+            &r.context,
+            &r.metadata,
+            &r.created_at,
+            &r.updated_at,
+            &r.valid_from,
+            &r.valid_until,
+            &r.expires_at,
+            &r.importance,
+            &access_count,
+            &r.last_accessed_at,
+            &provenance,
+            &r.content_hash,
+            &r.superseded_by,
+            &Vector::from(v.to_vec()),
+            &tsv,
+            &len,
+        ],
+    )?;
+    Ok(row.get(0))
+}

@@ -1,0 +1,746 @@
+//! The cases, each written once against `&dyn Backend`.
+
+use std::sync::{Arc, Barrier};
+
+use memloop_core::{
+    now_millis, Error, ErrorClass, Event, Filter, Kind, NewMemory, Provenance, Scope,
+};
+use memloop_longterm::{ListQuery, LongTermStore, MemoryUpdate, SearchQuery};
+use serde_json::json;
+
+use crate::backend::{Backend, DIMS};
+
+/// A deterministic unit vector per text: what it means does not matter,
+/// only that equal texts get equal vectors.
+pub fn vector(text: &str) -> Vec<f32> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut v = Vec::with_capacity(DIMS);
+    for _ in 0..DIMS {
+        for b in text.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h = h.rotate_left(17);
+        v.push(((h >> 40) as f32 / (1u64 << 24) as f32) - 0.5);
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn add(store: &dyn LongTermStore, scope: &Scope, m: NewMemory) -> String {
+    let v = vector(&m.text);
+    let mut out = store.insert(scope, vec![(m, v)]).unwrap();
+    out.pop().unwrap().0.id
+}
+
+fn text(store: &dyn LongTermStore, scope: &Scope, t: &str) -> String {
+    add(store, scope, NewMemory::text(t))
+}
+
+fn list(store: &dyn LongTermStore, q: ListQuery) -> Vec<String> {
+    store
+        .list(&q)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.text)
+        .collect()
+}
+
+fn query(scope: &Scope) -> ListQuery {
+    ListQuery {
+        scope: scope.clone(),
+        ..Default::default()
+    }
+}
+
+fn search(store: &dyn LongTermStore, q: SearchQuery) -> Vec<String> {
+    let v = vector(&q.text);
+    store
+        .search(&q, &v)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.text)
+        .collect()
+}
+
+fn alice() -> Scope {
+    Scope::user("alice")
+}
+
+pub fn crud_and_history(b: &dyn Backend) {
+    let s = b.handle();
+    let id = add(
+        s.as_ref(),
+        &alice(),
+        NewMemory::text("I live in Lisbon")
+            .metadata(json!({"topic": "home", "n": 1.5}))
+            .kind(Kind::Fact),
+    );
+    let rec = s.get("default", &id).unwrap();
+    assert_eq!(rec.text, "I live in Lisbon");
+    assert_eq!(rec.metadata, json!({"topic": "home", "n": 1.5}));
+    assert_eq!(rec.scope, alice());
+    assert_eq!(rec.valid_until, None);
+    assert_eq!(rec.importance, 0.5);
+
+    let v = vector("I live in Porto");
+    let (updated, old) = s
+        .update(
+            "default",
+            &id,
+            MemoryUpdate {
+                text: Some(("I live in Porto".into(), v)),
+                importance: Some(0.9),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(old, "I live in Lisbon");
+    assert_eq!(updated.text, "I live in Porto");
+    assert_eq!(s.get("default", &id).unwrap().importance, 0.9);
+    assert_eq!(list(s.as_ref(), query(&alice())), vec!["I live in Porto"]);
+    assert_eq!(s.count(&query(&alice())).unwrap(), 1);
+
+    let deleted = s.delete("default", &id, Some("moved away")).unwrap();
+    assert!(deleted.valid_until.is_some());
+    // Kept, readable by id, out of lists.
+    assert!(s.get("default", &id).unwrap().valid_until.is_some());
+    assert!(list(s.as_ref(), query(&alice())).is_empty());
+    let all = ListQuery {
+        include_superseded: true,
+        ..query(&alice())
+    };
+    assert_eq!(list(s.as_ref(), all), vec!["I live in Porto"]);
+    // A second delete, or an update of a deleted memory, is refused.
+    assert_eq!(
+        s.delete("default", &id, None).unwrap_err().class(),
+        ErrorClass::InvalidInput
+    );
+    let h = s.history("default", &id).unwrap();
+    let events: Vec<Event> = h.iter().map(|e| e.event).collect();
+    assert_eq!(events, vec![Event::Add, Event::Update, Event::Delete]);
+    assert_eq!(h[1].old_memory.as_deref(), Some("I live in Lisbon"));
+    assert_eq!(h[2].reason.as_deref(), Some("moved away"));
+    assert!(matches!(
+        s.get("default", "no-such-id"),
+        Err(Error::NotFound(_))
+    ));
+    // Bad input is refused before anything is stored.
+    let err = s
+        .insert(&alice(), vec![(NewMemory::text("   "), vector("x"))])
+        .unwrap_err();
+    assert_eq!(err.class(), ErrorClass::InvalidInput);
+    let err = s
+        .insert(&alice(), vec![(NewMemory::text("short"), vec![0.0; 3])])
+        .unwrap_err();
+    assert_eq!(err.class(), ErrorClass::InvalidInput);
+    assert_eq!(s.count(&all_versions(&alice())).unwrap(), 1);
+}
+
+fn all_versions(scope: &Scope) -> ListQuery {
+    ListQuery {
+        include_superseded: true,
+        ..query(scope)
+    }
+}
+
+pub fn list_filters_kinds_and_narrowing(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    add(
+        s.as_ref(),
+        &a,
+        NewMemory::text("likes green tea").metadata(json!({"topic": "food", "rating": 5})),
+    );
+    add(
+        s.as_ref(),
+        &a,
+        NewMemory::text("likes black coffee").metadata(json!({"topic": "food", "rating": 2})),
+    );
+    add(
+        s.as_ref(),
+        &a.clone().with_agent("coach"),
+        NewMemory::text("runs on mondays").kind(Kind::Procedure),
+    );
+    add(
+        s.as_ref(),
+        &a.clone().with_session("s1"),
+        NewMemory::text("said hello").kind(Kind::Episode),
+    );
+    // Newest first.
+    assert_eq!(
+        list(s.as_ref(), query(&a)),
+        vec![
+            "said hello",
+            "runs on mondays",
+            "likes black coffee",
+            "likes green tea"
+        ]
+    );
+    let filtered = ListQuery {
+        filter: Some(Filter::parse("topic = \"food\" AND rating >= 4").unwrap()),
+        ..query(&a)
+    };
+    assert_eq!(list(s.as_ref(), filtered.clone()), vec!["likes green tea"]);
+    assert_eq!(s.count(&filtered).unwrap(), 1);
+    let kinds = ListQuery {
+        kinds: vec![Kind::Procedure, Kind::Episode],
+        ..query(&a)
+    };
+    assert_eq!(
+        list(s.as_ref(), kinds),
+        vec!["said hello", "runs on mondays"]
+    );
+    assert_eq!(
+        list(s.as_ref(), query(&a.clone().with_agent("coach"))),
+        vec!["runs on mondays"]
+    );
+    assert_eq!(
+        list(s.as_ref(), query(&a.clone().with_session("s1"))),
+        vec!["said hello"]
+    );
+    // Paging.
+    let page = ListQuery {
+        limit: 2,
+        offset: 1,
+        ..query(&a)
+    };
+    assert_eq!(
+        list(s.as_ref(), page),
+        vec!["runs on mondays", "likes black coffee"]
+    );
+    let filtered_page = ListQuery {
+        filter: Some(Filter::parse("topic = \"food\"").unwrap()),
+        limit: 1,
+        offset: 1,
+        ..query(&a)
+    };
+    assert_eq!(list(s.as_ref(), filtered_page), vec!["likes green tea"]);
+    // Another user's partition is another world.
+    assert!(list(s.as_ref(), query(&Scope::user("bob"))).is_empty());
+}
+
+pub fn search_ranks_keyword_and_vector_matches(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    for t in [
+        "My sister lives in Berlin",
+        "I went hiking in the Alps last summer",
+        "Favourite food is ramen",
+        "The cat is called Miso",
+    ] {
+        text(s.as_ref(), &a, t);
+    }
+    let hits = search(s.as_ref(), SearchQuery::new(a.clone(), "hiking trips"));
+    assert_eq!(hits[0], "I went hiking in the Alps last summer");
+    // The exact text matches on both signals.
+    let q = SearchQuery::new(a.clone(), "The cat is called Miso");
+    let v = vector(&q.text);
+    let found = s.search(&q, &v).unwrap();
+    assert_eq!(found[0].record.text, "The cat is called Miso");
+    assert!(found[0].scores.bm25.is_some() && found[0].scores.vector.is_some());
+    assert!(found.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    assert!(found.windows(2).all(|w| w[0].score >= w[1].score));
+    // Keyword-only and vector-only searches.
+    let kw = SearchQuery {
+        vector_weight: 0.0,
+        ..SearchQuery::new(a.clone(), "ramen")
+    };
+    assert_eq!(search(s.as_ref(), kw), vec!["Favourite food is ramen"]);
+    let dense = SearchQuery {
+        keyword_weight: 0.0,
+        top_k: 2,
+        ..SearchQuery::new(a.clone(), "Favourite food is ramen")
+    };
+    assert_eq!(search(s.as_ref(), dense)[0], "Favourite food is ramen");
+    // Bad queries are refused.
+    let bad = SearchQuery {
+        top_k: 0,
+        ..SearchQuery::new(a.clone(), "x")
+    };
+    assert_eq!(
+        s.search(&bad, &vector("x")).unwrap_err().class(),
+        ErrorClass::InvalidInput
+    );
+    assert!(search(s.as_ref(), SearchQuery::new(Scope::user("bob"), "cat")).is_empty());
+}
+
+pub fn search_filters_and_narrowing(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    add(
+        s.as_ref(),
+        &a,
+        NewMemory::text("paris trip in may").metadata(json!({"year": 2023})),
+    );
+    add(
+        s.as_ref(),
+        &a,
+        NewMemory::text("paris trip in june").metadata(json!({"year": 2024})),
+    );
+    add(
+        s.as_ref(),
+        &a.clone().with_agent("planner"),
+        NewMemory::text("paris trip booked").kind(Kind::Procedure),
+    );
+    let q = SearchQuery {
+        filter: Some(Filter::parse("year = 2024").unwrap()),
+        ..SearchQuery::new(a.clone(), "paris trip")
+    };
+    assert_eq!(search(s.as_ref(), q), vec!["paris trip in june"]);
+    let q = SearchQuery {
+        kinds: vec![Kind::Procedure],
+        ..SearchQuery::new(a.clone(), "paris trip")
+    };
+    assert_eq!(search(s.as_ref(), q), vec!["paris trip booked"]);
+    let q = SearchQuery::new(a.clone().with_agent("planner"), "paris");
+    assert_eq!(search(s.as_ref(), q), vec!["paris trip booked"]);
+    let q = SearchQuery {
+        min_score: 2.0,
+        ..SearchQuery::new(a.clone(), "paris")
+    };
+    assert!(search(s.as_ref(), q).is_empty());
+}
+
+pub fn supersession_is_single_and_marks_evidence(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let turn = |t: &str| Provenance {
+        session_id: Some("s1".into()),
+        turn_ids: vec![t.into()],
+        source: "rule".into(),
+        confidence: None,
+    };
+    let mut episode = NewMemory::text("I moved to Lisbon last year").kind(Kind::Episode);
+    episode.provenance = turn("t1");
+    let episode_id = add(s.as_ref(), &a, episode);
+    let mut fact = NewMemory::text("lives in Lisbon");
+    fact.provenance = turn("t1");
+    let old_id = add(s.as_ref(), &a, fact);
+    let new = NewMemory::text("lives in Porto");
+    let (added, old) = s
+        .supersede(
+            &a,
+            &old_id,
+            (new.clone(), vector("lives in Porto")),
+            "moved",
+        )
+        .unwrap();
+    assert_eq!(old.id, old_id);
+    assert!(old.valid_until.is_some());
+    assert_eq!(old.superseded_by.as_deref(), Some(added.id.as_str()));
+    assert_eq!(
+        s.get("default", &old_id).unwrap().superseded_by.as_deref(),
+        Some(added.id.as_str())
+    );
+    // Only the new one is current.
+    let texts = list(s.as_ref(), query(&a));
+    assert!(texts.contains(&"lives in Porto".to_string()));
+    assert!(!texts.contains(&"lives in Lisbon".to_string()));
+    // A second supersession of the same memory is refused.
+    let err = s
+        .supersede(
+            &a,
+            &old_id,
+            (NewMemory::text("lives in Faro"), vector("lives in Faro")),
+            "again",
+        )
+        .unwrap_err();
+    assert_eq!(err.class(), ErrorClass::InvalidInput, "{err}");
+    // Another partition cannot supersede it.
+    let err = s
+        .supersede(
+            &Scope::user("bob"),
+            &added.id,
+            (NewMemory::text("x y"), vector("x y")),
+            "r",
+        )
+        .unwrap_err();
+    assert_eq!(err.class(), ErrorClass::NotFound);
+    // History of the old memory: ADD, then UPDATE naming its successor.
+    let h = s.history("default", &old_id).unwrap();
+    assert_eq!(h.last().unwrap().event, Event::Update);
+    assert!(h
+        .last()
+        .unwrap()
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains(&added.id));
+    // The episode it came from stays current, names the replacement, and
+    // ranks below it.
+    let ep = s.get("default", &episode_id).unwrap();
+    assert!(ep.valid_until.is_none());
+    assert_eq!(ep.superseded_by.as_deref(), Some(added.id.as_str()));
+    let q = SearchQuery::new(a.clone(), "Lisbon Porto");
+    let v = vector(&q.text);
+    let hits = s.search(&q, &v).unwrap();
+    let ep_hit = hits.iter().position(|h| h.record.id == episode_id).unwrap();
+    let new_hit = hits.iter().position(|h| h.record.id == added.id).unwrap();
+    assert!(new_hit < ep_hit);
+    assert_eq!(
+        hits[ep_hit].superseded_by.as_ref().map(|r| r.id.as_str()),
+        Some(added.id.as_str())
+    );
+}
+
+pub fn concurrent_supersessions_leave_one_current(b: &dyn Backend) {
+    let a = alice();
+    let first = b.handle();
+    let old_id = text(first.as_ref(), &a, "works at Acme");
+    for round in 0..3 {
+        let current = list(first.as_ref(), query(&a));
+        assert_eq!(current.len(), 1);
+        let target = first.list(&query(&a)).unwrap()[0].id.clone();
+        let handles: Vec<Arc<dyn LongTermStore>> = (0..4).map(|_| b.handle()).collect();
+        let barrier = Arc::new(Barrier::new(handles.len()));
+        let results: Vec<_> = std::thread::scope(|sc| {
+            let joins: Vec<_> = handles
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let (barrier, a, target) = (barrier.clone(), a.clone(), target.clone());
+                    sc.spawn(move || {
+                        let t = format!("works at company {round}-{i}");
+                        barrier.wait();
+                        h.supersede(&a, &target, (NewMemory::text(&t), vector(&t)), "job change")
+                    })
+                })
+                .collect();
+            joins.into_iter().map(|j| j.join().unwrap()).collect()
+        });
+        let ok = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(ok, 1, "{results:?}");
+        for r in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert_eq!(r.class(), ErrorClass::InvalidInput, "{r}");
+        }
+        assert_eq!(list(first.as_ref(), query(&a)).len(), 1);
+    }
+    assert!(first.get("default", &old_id).unwrap().valid_until.is_some());
+}
+
+pub fn delete_forget_and_purge(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let bob = Scope::user("bob");
+    let kept = text(s.as_ref(), &bob, "bob likes chess");
+    let one = text(s.as_ref(), &a, "alice likes tea");
+    let gone = text(s.as_ref(), &a, "alice likes jazz");
+    s.delete("default", &gone, None).unwrap();
+    let agent_only = text(s.as_ref(), &a.clone().with_agent("x"), "alice agent note");
+    s.outbox_push(&a, &json!({"text": "queued"}), "llm down")
+        .unwrap();
+    s.outbox_push(&bob, &json!({"text": "bob queued"}), "llm down")
+        .unwrap();
+    // Narrowed to an agent: only its memories.
+    let r = s.forget(&a.clone().with_agent("x"), false).unwrap();
+    assert_eq!(r.memories_deleted, 1);
+    assert!(s.get("default", &agent_only).is_err());
+    assert!(s.get("default", &one).is_ok());
+    // The whole user: every version, history kept (with a DELETE).
+    let r = s.forget(&a, false).unwrap();
+    assert_eq!(r.memories_deleted, 2);
+    assert_eq!(r.history_deleted, 0);
+    assert!(list(s.as_ref(), all_versions(&a)).is_empty());
+    let h = s.history("default", &one).unwrap();
+    assert_eq!(h.last().unwrap().event, Event::Delete);
+    assert_eq!(
+        s.outbox_len().unwrap(),
+        1,
+        "the scope's queued write is dropped"
+    );
+    // Purge drops history too.
+    let again = text(s.as_ref(), &a, "alice likes tea again");
+    let r = s.forget(&a, true).unwrap();
+    assert_eq!(r.memories_deleted, 1);
+    assert!(r.history_deleted >= 1);
+    assert!(matches!(
+        s.history("default", &again),
+        Err(Error::NotFound(_))
+    ));
+    // Bob is untouched.
+    assert_eq!(s.get("default", &kept).unwrap().text, "bob likes chess");
+    assert_eq!(list(s.as_ref(), query(&bob)), vec!["bob likes chess"]);
+}
+
+pub fn tenants_are_walls(b: &dyn Backend) {
+    let s = b.handle();
+    let acme = Scope::user("alice").with_tenant("acme");
+    let other = Scope::user("alice").with_tenant("globex");
+    let id = text(s.as_ref(), &acme, "the launch code is blue");
+    for (tenant, visible) in [("acme", true), ("globex", false), ("default", false)] {
+        assert_eq!(s.get(tenant, &id).is_ok(), visible, "{tenant}");
+        assert_eq!(s.history(tenant, &id).is_ok(), visible, "{tenant}");
+    }
+    assert!(matches!(s.get("globex", &id), Err(Error::NotFound(_))));
+    assert!(matches!(
+        s.update(
+            "globex",
+            &id,
+            MemoryUpdate {
+                importance: Some(1.0),
+                ..Default::default()
+            }
+        ),
+        Err(Error::NotFound(_))
+    ));
+    assert!(matches!(
+        s.delete("globex", &id, None),
+        Err(Error::NotFound(_))
+    ));
+    assert!(matches!(
+        s.supersede(&other, &id, (NewMemory::text("x z"), vector("x z")), "r"),
+        Err(Error::NotFound(_))
+    ));
+    assert!(list(s.as_ref(), query(&other)).is_empty());
+    assert!(search(s.as_ref(), SearchQuery::new(other.clone(), "launch code")).is_empty());
+    assert!(s.entities("globex").unwrap().is_empty());
+    assert_eq!(s.entities("acme").unwrap().len(), 1);
+    s.touch("globex", &[id.as_str()]).unwrap();
+    assert_eq!(s.get("acme", &id).unwrap().access_count, 0);
+    assert_eq!(s.forget(&other, true).unwrap().memories_deleted, 0);
+    assert_eq!(s.get("acme", &id).unwrap().text, "the launch code is blue");
+    // The same text in another tenant is another memory.
+    let twin = text(s.as_ref(), &other, "the launch code is blue");
+    assert_ne!(twin, id);
+}
+
+pub fn idempotent_inserts(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let m = NewMemory::text("Allergic to  peanuts");
+    let first = s.insert(&a, vec![(m.clone(), vector("p"))]).unwrap();
+    assert_eq!(first[0].1, Event::Add);
+    let again = s
+        .insert(
+            &a,
+            vec![(NewMemory::text("allergic to peanuts"), vector("p"))],
+        )
+        .unwrap();
+    assert_eq!(again[0].1, Event::Noop);
+    assert_eq!(again[0].0.id, first[0].0.id);
+    // In one batch, the second copy is a NOOP of the first.
+    let batch = s
+        .insert(
+            &a,
+            vec![
+                (NewMemory::text("owns a bike"), vector("b")),
+                (NewMemory::text("owns a bike"), vector("b")),
+            ],
+        )
+        .unwrap();
+    assert_eq!(batch[0].1, Event::Add);
+    assert_eq!(batch[1].1, Event::Noop);
+    assert_eq!(batch[1].0.id, batch[0].0.id);
+    // Another kind, another scope or an episode of another turn is new.
+    let other_kind = s
+        .insert(&a, vec![(m.clone().kind(Kind::Procedure), vector("p"))])
+        .unwrap();
+    assert_eq!(other_kind[0].1, Event::Add);
+    let agent = s
+        .insert(&a.clone().with_agent("z"), vec![(m.clone(), vector("p"))])
+        .unwrap();
+    assert_eq!(agent[0].1, Event::Add);
+    assert_eq!(s.count(&query(&a)).unwrap(), 4);
+    // Once deleted, the same text is stored anew.
+    s.delete("default", &first[0].0.id, None).unwrap();
+    let fresh = s.insert(&a, vec![(m, vector("p"))]).unwrap();
+    assert_eq!(fresh[0].1, Event::Add);
+}
+
+pub fn concurrent_identical_inserts_store_one(b: &dyn Backend) {
+    let a = alice();
+    let handles: Vec<Arc<dyn LongTermStore>> = (0..4).map(|_| b.handle()).collect();
+    let barrier = Arc::new(Barrier::new(handles.len()));
+    let ids: Vec<String> = std::thread::scope(|sc| {
+        let joins: Vec<_> = handles
+            .iter()
+            .map(|h| {
+                let (barrier, a) = (barrier.clone(), a.clone());
+                sc.spawn(move || {
+                    barrier.wait();
+                    add(h.as_ref(), &a, NewMemory::text("speaks Portuguese"))
+                })
+            })
+            .collect();
+        joins.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    assert!(ids.windows(2).all(|w| w[0] == w[1]), "{ids:?}");
+    assert_eq!(handles[0].count(&query(&a)).unwrap(), 1);
+}
+
+pub fn ttl_expired_is_gone(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let now = now_millis();
+    let mut expired = NewMemory::text("parking spot 42 today");
+    expired.expires_at = Some(now - 1_000);
+    let expired_id = add(s.as_ref(), &a, expired);
+    let mut later = NewMemory::text("parking spot 7 next week");
+    later.expires_at = Some(now + 86_400_000);
+    add(s.as_ref(), &a, later);
+    assert_eq!(
+        list(s.as_ref(), query(&a)),
+        vec!["parking spot 7 next week"]
+    );
+    assert_eq!(s.count(&query(&a)).unwrap(), 1);
+    assert_eq!(
+        search(s.as_ref(), SearchQuery::new(a.clone(), "parking spot")),
+        vec!["parking spot 7 next week"]
+    );
+    // Readable by id until expire deletes it.
+    assert!(s.get("default", &expired_id).is_ok());
+    let stats = s.stats().unwrap();
+    assert_eq!((stats.current, stats.expired), (1, 1));
+    let report = s.expire().unwrap();
+    assert_eq!((report.memories_deleted, report.partitions), (1, 1));
+    assert!(matches!(
+        s.get("default", &expired_id),
+        Err(Error::NotFound(_))
+    ));
+    let h = s.history("default", &expired_id).unwrap();
+    assert_eq!(h.last().unwrap().reason.as_deref(), Some("expired"));
+    assert_eq!(s.expire().unwrap().memories_deleted, 0);
+    // A TTL can be set and cleared by update.
+    let id = text(s.as_ref(), &a, "temporary note");
+    s.update(
+        "default",
+        &id,
+        MemoryUpdate {
+            expires_at: Some(Some(now - 1)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!list(s.as_ref(), query(&a)).contains(&"temporary note".to_string()));
+}
+
+pub fn concurrent_writers_lose_nothing(b: &dyn Backend) {
+    const WRITERS: usize = 4;
+    const EACH: usize = 25;
+    let handles: Vec<Arc<dyn LongTermStore>> = (0..WRITERS).map(|_| b.handle()).collect();
+    let acked: usize = std::thread::scope(|sc| {
+        let joins: Vec<_> = handles
+            .iter()
+            .enumerate()
+            .map(|(w, h)| {
+                sc.spawn(move || {
+                    for i in 0..EACH {
+                        // Half into a shared partition, half into their own.
+                        let scope = if i % 2 == 0 {
+                            alice()
+                        } else {
+                            Scope::user(format!("writer{w}"))
+                        };
+                        add(h.as_ref(), &scope, NewMemory::text(format!("note {w} {i}")));
+                    }
+                    EACH
+                })
+            })
+            .collect();
+        joins.into_iter().map(|j| j.join().unwrap()).sum()
+    });
+    let s = &handles[0];
+    let mut total = s.count(&query(&alice())).unwrap();
+    for w in 0..WRITERS {
+        total += s.count(&query(&Scope::user(format!("writer{w}")))).unwrap();
+    }
+    assert_eq!(total, acked);
+    assert_eq!(s.stats().unwrap().memories as usize, acked);
+}
+
+pub fn as_of_reads_the_past(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let mut m = NewMemory::text("team lead is Ana");
+    m.valid_from = Some(1_000_000);
+    let old_id = add(s.as_ref(), &a, m);
+    let mut next = NewMemory::text("team lead is Rui");
+    next.valid_from = Some(2_000_000);
+    s.supersede(&a, &old_id, (next.clone(), vector(&next.text)), "reorg")
+        .unwrap();
+    let at = |t: i64| ListQuery {
+        as_of: Some(t),
+        ..query(&a)
+    };
+    assert_eq!(list(s.as_ref(), at(1_500_000)), vec!["team lead is Ana"]);
+    assert_eq!(list(s.as_ref(), at(2_500_000)), vec!["team lead is Rui"]);
+    assert!(list(s.as_ref(), at(500_000)).is_empty());
+    assert_eq!(s.count(&at(1_500_000)).unwrap(), 1);
+    let q = SearchQuery {
+        as_of: Some(1_500_000),
+        ..SearchQuery::new(a.clone(), "team lead")
+    };
+    assert_eq!(search(s.as_ref(), q), vec!["team lead is Ana"]);
+    let q = SearchQuery {
+        include_superseded: true,
+        ..SearchQuery::new(a.clone(), "team lead")
+    };
+    let mut every = search(s.as_ref(), q);
+    every.sort();
+    assert_eq!(every, vec!["team lead is Ana", "team lead is Rui"]);
+    assert_eq!(
+        search(s.as_ref(), SearchQuery::new(a.clone(), "team lead")),
+        vec!["team lead is Rui"]
+    );
+}
+
+pub fn another_handle_sees_writes_at_once(b: &dyn Backend) {
+    let one = b.handle();
+    let two = b.handle();
+    let a = alice();
+    // Read first so the second handle has its indexes loaded.
+    assert!(search(two.as_ref(), SearchQuery::new(a.clone(), "violin")).is_empty());
+    let id = text(one.as_ref(), &a, "plays the violin");
+    assert_eq!(
+        search(two.as_ref(), SearchQuery::new(a.clone(), "violin")),
+        vec!["plays the violin"]
+    );
+    one.delete("default", &id, None).unwrap();
+    assert!(search(two.as_ref(), SearchQuery::new(a.clone(), "violin")).is_empty());
+    assert!(two.get("default", &id).unwrap().valid_until.is_some());
+}
+
+pub fn outbox_round_trip(b: &dyn Backend) {
+    let s = b.handle();
+    let a = Scope::user("alice").with_tenant("acme");
+    let payload = json!({"messages": [{"role": "user", "content": "hi"}], "n": 3});
+    let id = s.outbox_push(&a, &payload, "timeout").unwrap();
+    assert_eq!(s.outbox_len().unwrap(), 1);
+    let due = s.outbox_due(10, false).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].id, id);
+    assert_eq!(due[0].scope, a);
+    assert_eq!(due[0].payload, payload);
+    assert_eq!(due[0].attempts, 1);
+    assert_eq!(due[0].last_error.as_deref(), Some("timeout"));
+    s.outbox_failed(id, "again").unwrap();
+    // Backed off: not due now, but listed with `all`.
+    assert!(s.outbox_due(10, false).unwrap().is_empty());
+    let all = s.outbox_due(10, true).unwrap();
+    assert_eq!(
+        (all[0].attempts, all[0].last_error.as_deref()),
+        (2, Some("again"))
+    );
+    s.outbox_done(id).unwrap();
+    assert_eq!(s.outbox_len().unwrap(), 0);
+}
+
+pub fn stats_and_entities(b: &dyn Backend) {
+    let s = b.handle();
+    text(s.as_ref(), &alice(), "one fact");
+    let id = text(s.as_ref(), &alice(), "another fact");
+    text(s.as_ref(), &Scope::agent("helper"), "agent fact");
+    s.delete("default", &id, None).unwrap();
+    let st = s.stats().unwrap();
+    assert_eq!((st.memories, st.current, st.superseded), (3, 2, 1));
+    assert_eq!(st.partitions, 2);
+    assert_eq!(st.by_kind.get("fact"), Some(&2));
+    assert!(st.history_entries >= 4);
+    assert!(st.schema_version >= 1);
+    let e = s.entities("default").unwrap();
+    let names: Vec<(&str, &str, i64)> = e
+        .iter()
+        .map(|e| (e.kind, e.name.as_str(), e.memories))
+        .collect();
+    assert_eq!(names, vec![("user", "alice", 1), ("agent", "helper", 1)]);
+}

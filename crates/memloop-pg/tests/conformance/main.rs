@@ -1,0 +1,51 @@
+//! One conformance suite for every long-term store: the same tests, run
+//! against the embedded SQLite store and the PostgreSQL store, check the
+//! promises of `memloop_longterm` (CRUD, filters, history, supersession,
+//! forget and purge, tenants, idempotent inserts, TTL, concurrent writers,
+//! as_of, the outbox). The PostgreSQL half needs the test server
+//! (scripts/pg.sh start; scripts/test.sh starts it).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod backend;
+mod cases;
+
+/// Runs each case once per backend: `sqlite::case` and `postgres::case`.
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $case() {
+                    crate::cases::$case(&crate::backend::Sqlite::new());
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $case() {
+                    crate::cases::$case(&crate::backend::Pg::new());
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    crud_and_history,
+    list_filters_kinds_and_narrowing,
+    search_ranks_keyword_and_vector_matches,
+    search_filters_and_narrowing,
+    supersession_is_single_and_marks_evidence,
+    concurrent_supersessions_leave_one_current,
+    delete_forget_and_purge,
+    tenants_are_walls,
+    idempotent_inserts,
+    concurrent_identical_inserts_store_one,
+    ttl_expired_is_gone,
+    concurrent_writers_lose_nothing,
+    as_of_reads_the_past,
+    another_handle_sees_writes_at_once,
+    outbox_round_trip,
+    stats_and_entities,
+);

@@ -1,0 +1,295 @@
+//! What only the PostgreSQL store promises: the database itself keeps
+//! tenants apart (row-level security), a role that would bypass it is
+//! refused, an unreachable server is a transient error naming the URL
+//! without its password, and a store opened while the server is down
+//! works once it answers. Needs the test server (scripts/pg.sh start).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "conformance/backend.rs"]
+#[allow(dead_code)]
+mod backend;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use backend::{info, Backend, Pg};
+use memloop_core::{ErrorClass, NewMemory, Scope};
+use memloop_longterm::{ListQuery, LongTermStore};
+
+fn unit(i: usize) -> Vec<f32> {
+    let mut v = vec![0.0; backend::DIMS];
+    v[i % backend::DIMS] = 1.0;
+    v
+}
+
+#[test]
+fn row_level_security_hides_other_tenants_from_plain_sql() {
+    let pg = Pg::new();
+    let store = pg.handle();
+    for (tenant, text) in [("acme", "acme secret"), ("globex", "globex secret")] {
+        store
+            .insert(
+                &Scope::user("u").with_tenant(tenant),
+                vec![(NewMemory::text(text), unit(1))],
+            )
+            .unwrap();
+    }
+    // The same role the store uses, talking SQL directly.
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    let count = |c: &mut postgres::Client, sql: &str| -> i64 {
+        let mut tx = c.transaction().unwrap();
+        tx.batch_execute(sql).unwrap();
+        let n = tx
+            .query_one("SELECT count(*) FROM memories", &[])
+            .unwrap()
+            .get(0);
+        tx.rollback().unwrap();
+        n
+    };
+    assert_eq!(count(&mut c, "SELECT 1"), 0, "no tenant set: no rows");
+    assert_eq!(
+        count(&mut c, "SELECT set_config('memloop.tenant', 'acme', true)"),
+        1
+    );
+    let mut tx = c.transaction().unwrap();
+    tx.batch_execute("SELECT set_config('memloop.tenant', 'acme', true)")
+        .unwrap();
+    let texts: Vec<String> = tx
+        .query("SELECT text FROM memories", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(texts, vec!["acme secret"]);
+    // Writing into another tenant is refused by the database itself.
+    let err = tx
+        .execute(
+            "UPDATE memories SET tenant = 'globex' WHERE text = 'acme secret'",
+            &[],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("row-level security") || err.code().is_some());
+}
+
+#[test]
+fn a_role_that_bypasses_row_level_security_is_refused() {
+    let pg = Pg::new();
+    // scripts/pg.sh's server lets its superuser `postgres` in from loopback.
+    let url = pg.url.replacen("memloop@", "postgres@", 1);
+    let err = match memloop_pg::open(&url, info(), memloop_pg::PgOptions::default()) {
+        Ok(_) => panic!("a superuser was accepted"),
+        Err(e) => e,
+    };
+    assert_eq!(err.class(), ErrorClass::InvalidInput, "{err}");
+    assert!(err.to_string().contains("row-level security"), "{err}");
+}
+
+#[test]
+fn an_unreachable_server_is_transient_and_named_without_password() {
+    // Nothing listens on port 1.
+    let url = "postgres://memloop:hunter2@127.0.0.1:1/memloop";
+    let opts = memloop_pg::PgOptions::default().with_retry_timeout_ms(300);
+    // Opening succeeds: the server may come up later.
+    let store = memloop_pg::open(url, info(), opts).unwrap();
+    let err = store.get("default", "x").unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Transient, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("postgres://memloop@127.0.0.1:1/memloop"),
+        "{msg}"
+    );
+    assert!(!msg.contains("hunter2"), "{msg}");
+    assert_eq!(store.location(), "postgres://memloop@127.0.0.1:1/memloop");
+}
+
+/// A loopback TCP forwarder to the test server that can be cut (every
+/// connection dropped, new ones refused) and restored, as a server restart
+/// or a network fault looks to a client.
+struct Forwarder {
+    port: u16,
+    up: Arc<AtomicBool>,
+    generation: Arc<AtomicUsize>,
+}
+
+impl Forwarder {
+    fn new(target: &str) -> Forwarder {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Forwarder {
+            port,
+            up: Arc::new(AtomicBool::new(false)),
+            generation: Arc::new(AtomicUsize::new(0)),
+        }
+        .with_target(target)
+    }
+
+    fn with_target(self, target: &str) -> Forwarder {
+        let (up, generation, port, target) = (
+            self.up.clone(),
+            self.generation.clone(),
+            self.port,
+            target.to_string(),
+        );
+        std::thread::spawn(move || loop {
+            if !up.load(Ordering::SeqCst) {
+                std::thread::park_timeout(Duration::from_millis(5));
+                continue;
+            }
+            let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) else {
+                continue;
+            };
+            listener.set_nonblocking(true).unwrap();
+            let born = generation.load(Ordering::SeqCst);
+            while up.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        client.set_nonblocking(false).unwrap();
+                        let server = TcpStream::connect(&target).unwrap();
+                        for (mut from, mut to) in [
+                            (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                            (server, client),
+                        ] {
+                            let generation = generation.clone();
+                            std::thread::spawn(move || {
+                                let mut buf = [0u8; 16384];
+                                loop {
+                                    match from.read(&mut buf) {
+                                        Ok(n)
+                                            if n > 0
+                                                && generation.load(Ordering::SeqCst) == born =>
+                                        {
+                                            if to.write_all(&buf[..n]).is_err() {
+                                                break;
+                                            }
+                                        }
+                                        _ => break,
+                                    }
+                                }
+                                let _ = from.shutdown(Shutdown::Both);
+                                let _ = to.shutdown(Shutdown::Both);
+                            });
+                        }
+                    }
+                    Err(_) => std::thread::park_timeout(Duration::from_millis(2)),
+                }
+            }
+        });
+        self
+    }
+
+    fn start(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+
+    /// Drops every open connection (at their next packet) and refuses new ones.
+    fn cut(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn via(url: &str, port: u16) -> String {
+    url.replacen("127.0.0.1:55432", &format!("127.0.0.1:{port}"), 1)
+}
+
+#[test]
+fn a_store_opened_while_the_server_is_down_works_once_it_answers() {
+    let pg = Pg::new();
+    let fwd = Forwarder::new("127.0.0.1:55432");
+    let url = via(&pg.url, fwd.port);
+    assert_ne!(url, pg.url, "the test server must be on 127.0.0.1:55432");
+    let opts = memloop_pg::PgOptions::default().with_retry_timeout_ms(200);
+    let store = memloop_pg::open(&url, info(), opts).unwrap();
+    let err = store.stats().unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Transient, "{err}");
+    fwd.start();
+    let scope = Scope::user("u");
+    store
+        .insert(&scope, vec![(NewMemory::text("here at last"), unit(2))])
+        .unwrap();
+    assert_eq!(store.stats().unwrap().current, 1);
+}
+
+#[test]
+fn connections_cut_under_load_lose_no_acknowledged_write() {
+    let pg = Pg::new();
+    let fwd = Forwarder::new("127.0.0.1:55432");
+    fwd.start();
+    let url = via(&pg.url, fwd.port);
+    let store: Arc<dyn LongTermStore> = memloop_pg::open(
+        &url,
+        info(),
+        memloop_pg::PgOptions::default().with_retry_timeout_ms(5_000),
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let (store, stop) = (store.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut failed = 0;
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) && i < 400 {
+                    let text = format!("writer {w} note {i}");
+                    match store.insert(&Scope::user("u"), vec![(NewMemory::text(&text), unit(i))]) {
+                        Ok(_) => acked.push(text),
+                        Err(e) => {
+                            assert_eq!(e.class(), ErrorClass::Transient, "{e}");
+                            failed += 1;
+                        }
+                    }
+                    i += 1;
+                }
+                (acked, failed)
+            })
+        })
+        .collect();
+    // Three outages while the writers run.
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(150));
+        fwd.cut();
+        std::thread::sleep(Duration::from_millis(100));
+        fwd.start();
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut acked = Vec::new();
+    for w in writers {
+        let (a, _) = w.join().unwrap();
+        acked.extend(a);
+    }
+    assert!(!acked.is_empty());
+    // Read back directly from the server, not through the forwarder.
+    let direct = pg.handle();
+    let q = ListQuery {
+        scope: Scope::user("u"),
+        limit: 1000,
+        ..Default::default()
+    };
+    let mut stored: Vec<String> = direct
+        .list(&q)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.text)
+        .collect();
+    stored.sort();
+    for text in &acked {
+        assert!(
+            stored.binary_search(text).is_ok(),
+            "acknowledged {text:?} was lost"
+        );
+    }
+    // The store kept working after the outages without being reopened.
+    store
+        .insert(
+            &Scope::user("u"),
+            vec![(NewMemory::text("after the storm"), unit(3))],
+        )
+        .unwrap();
+}
