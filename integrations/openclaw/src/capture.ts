@@ -12,7 +12,12 @@ export interface Exchange {
   turnId: string;
   scope: Scope & { run_id: string };
   messages: ChatMessage[];
+  /** When the user said it (RFC 3339), from OpenClaw's message timestamp; memloop uses now when absent. */
+  at?: string | undefined;
 }
+
+/** A chat message with OpenClaw's timestamp (Unix milliseconds) when it carried one. */
+export type TimedMessage = ChatMessage & { at?: string | undefined };
 
 /** The text of a pi-ai message: a string, or the text parts of a content array. */
 export function textOf(content: unknown): string {
@@ -28,15 +33,17 @@ export function textOf(content: unknown): string {
 }
 
 /** A user or assistant message with text in it, recall blocks removed; else undefined (tool calls, tool results, system). */
-export function toChat(message: unknown): ChatMessage | undefined {
-  const m = message as { role?: unknown; content?: unknown } | null;
+export function toChat(message: unknown): TimedMessage | undefined {
+  const m = message as { role?: unknown; content?: unknown; timestamp?: unknown } | null;
   if (m?.role !== "user" && m?.role !== "assistant") return undefined;
   let text = textOf(m.content);
   if (m.role === "user") text = stripRecall(text);
   text = text.trim();
   // Whatever still carries our tag is recalled text echoed back, not something said.
   if (text === "" || text.includes(`<${RECALL_TAG}`)) return undefined;
-  return { role: m.role, content: text };
+  const ms = m.timestamp;
+  const at = typeof ms === "number" && Number.isFinite(ms) && ms > 0 && ms < 253402300800000 ? new Date(ms).toISOString() : undefined;
+  return at === undefined ? { role: m.role, content: text } : { role: m.role, content: text, at };
 }
 
 function key(message: unknown): string {
@@ -51,15 +58,15 @@ export function turnIdFor(sessionId: string, messages: readonly ChatMessage[]): 
 }
 
 /** Splits messages into exchanges, each starting at a user message; replies before the first user message are dropped. */
-export function exchanges(scope: Scope & { run_id: string }, messages: readonly ChatMessage[]): Exchange[] {
+export function exchanges(scope: Scope & { run_id: string }, messages: readonly TimedMessage[]): Exchange[] {
   const out: Exchange[] = [];
   let current: ChatMessage[] | undefined;
-  for (const m of messages) {
-    if (m.role === "user") {
-      current = [m];
-      out.push({ turnId: "", scope, messages: current });
+  for (const { role, content, at } of messages) {
+    if (role === "user") {
+      current = [{ role, content }];
+      out.push({ turnId: "", scope, messages: current, at });
     } else if (current) {
-      current.push(m);
+      current.push({ role, content });
     }
   }
   for (const e of out) e.turnId = turnIdFor(scope.run_id, e.messages);
@@ -97,7 +104,7 @@ export class CaptureLedger {
     } else {
       start = lastUserIndex(all);
     }
-    const chat = all.slice(start).map(toChat).filter((m): m is ChatMessage => m !== undefined);
+    const chat = all.slice(start).map(toChat).filter((m): m is TimedMessage => m !== undefined);
     const found = exchanges(scope, chat);
     const s: SessionState = state ?? { taken: 0, lastKey: "", pending: [] };
     s.taken = all.length;

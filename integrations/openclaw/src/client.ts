@@ -148,9 +148,12 @@ export class MemloopClient {
     scope: Scope & { run_id: string },
     turnId: string,
     messages: ChatMessage[],
+    at: string | undefined,
     timeoutMs: number,
   ): Promise<RecordResponse> {
-    return this.request("POST", "/v1/turn/record", { ...scope, turn_id: turnId, messages }, timeoutMs);
+    const body: Record<string, unknown> = { ...scope, turn_id: turnId, messages };
+    if (at !== undefined) body.timestamp = at;
+    return this.request("POST", "/v1/turn/record", body, timeoutMs);
   }
 
   search(scope: Scope, query: string, topK: number, minScore: number | undefined, timeoutMs: number): Promise<{ results: Hit[] }> {

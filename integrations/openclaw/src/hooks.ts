@@ -125,7 +125,7 @@ export class MemoryHooks {
   }
 
   private async record(ex: Exchange): Promise<void> {
-    const res = await this.client.recordTurn(ex.scope, ex.turnId, ex.messages, this.cfg.timeoutMs);
+    const res = await this.client.recordTurn(ex.scope, ex.turnId, ex.messages, ex.at, this.cfg.timeoutMs);
     const written = res.writes.filter((w) => w.event !== "NOOP").length;
     this.log.debug?.(`memory-memloop: turn ${res.turn_id} recorded${res.replayed ? " (replayed)" : ""}: ${res.gate.persist ? `${written} write(s)` : `not kept: ${res.gate.reason}`}`);
   }

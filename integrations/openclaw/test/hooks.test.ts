@@ -79,7 +79,7 @@ test("agent_end records the new exchange once, without the recall block, under t
   stub.on("POST /v1/turn/record", (req) => recordOk(req.body));
   const r = load({ baseUrl: stub.url });
   const messages = [
-    { role: "user", content: "<relevant-memories>\nx\n1. [fact] I live in Lisbon\n</relevant-memories>\n\nI moved to Porto" },
+    { role: "user", content: "<relevant-memories>\nx\n1. [fact] I live in Lisbon\n</relevant-memories>\n\nI moved to Porto", timestamp: Date.UTC(2026, 10, 30, 9, 15) },
     { role: "assistant", content: [{ type: "text", text: "Noted: Porto." }] },
   ];
   await hook(r, "agent_end", { success: true, messages }, ctx);
@@ -90,6 +90,7 @@ test("agent_end records the new exchange once, without the recall block, under t
   assert.equal(body.user_id, "telegram:42");
   assert.equal(body.agent_id, "main");
   assert.equal(body.run_id, "sess-1");
+  assert.equal(body.timestamp, "2026-11-30T09:15:00.000Z", "when the user said it");
   assert.match(String(body.turn_id), /^openclaw-[0-9a-f]{32}$/);
 });
 
