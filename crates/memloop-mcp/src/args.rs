@@ -129,3 +129,44 @@ impl ContextArgs {
         }
     }
 }
+
+/// One message of a recorded exchange.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MessageArg {
+    /// user, assistant, system or tool.
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecordTurnArgs {
+    /// The exchange's messages since the last one recorded, oldest first:
+    /// the user's are the input, the assistant's the reply; tool and system
+    /// messages go to the session buffer only.
+    pub messages: Vec<MessageArg>,
+    /// Whose exchange it was.
+    pub user_id: String,
+    /// The conversation it belongs to.
+    pub session_id: String,
+    /// The agent that took part.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Your id for the exchange: recording it again with the same id writes
+    /// nothing twice. A fresh one when absent.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// When it was said: RFC 3339 or YYYY-MM-DD. Now when absent.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+}
+
+impl RecordTurnArgs {
+    /// The scope fields, for the same conversion as every other tool's.
+    pub fn scope(&self) -> ScopeArgs {
+        ScopeArgs {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: Some(self.session_id.clone()),
+        }
+    }
+}

@@ -2,6 +2,8 @@
 //! a tool's arguments and the caller's tenant and returns the JSON the tool
 //! answers with. Run on a blocking thread (SQLite, CPU embedding).
 
+use memloop::short_term::{Role, Turn};
+use memloop::Exchanged;
 use memloop::{
     Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory,
     RememberOptions, Result, Scope, SearchQuery,
@@ -9,7 +11,8 @@ use memloop::{
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, ScopeArgs, SearchArgs,
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
+    ScopeArgs, SearchArgs,
 };
 
 /// A memory store and the loop over it (its gate and long-term writer serve
@@ -130,6 +133,53 @@ impl Engine {
             "messages": request.messages,
             "max_tokens": request.max_tokens,
             "trace": trace,
+        }))
+    }
+}
+
+impl Engine {
+    /// Records an exchange run by the caller's own model: the session's
+    /// buffer, the gate per side, the long-term write, once per turn id.
+    pub(crate) fn record_turn(&self, tenant: &str, a: RecordTurnArgs) -> Result<Value> {
+        let scope = a.scope().in_tenant(tenant)?;
+        let at = a
+            .timestamp
+            .as_deref()
+            .map(|t| {
+                memloop::time::parse_date(t.trim()).ok_or_else(|| {
+                    Error::invalid(
+                        "timestamp must be an RFC 3339 time (2026-11-30T09:15:00Z) or a date (2026-11-30)",
+                    )
+                })
+            })
+            .transpose()?;
+        if let Some(at) = at {
+            memloop::check_time("timestamp", at)?;
+        }
+        let messages = a
+            .messages
+            .into_iter()
+            .map(|m| {
+                let mut turn = Turn::new(Role::parse(&m.role)?, m.content);
+                if let Some(at) = at {
+                    turn.at = at;
+                }
+                Ok(turn)
+            })
+            .collect::<Result<Vec<Turn>>>()?;
+        let r = self.lp.record(
+            &scope,
+            Exchanged {
+                turn_id: a.turn_id.as_deref(),
+                messages: &messages,
+            },
+        )?;
+        Ok(json!({
+            "turn_id": r.turn_id,
+            "replayed": r.replayed,
+            "gate": r.trace.gate,
+            "writes": r.trace.writes,
+            "trace": r.trace,
         }))
     }
 }

@@ -1,4 +1,4 @@
-//! The MCP server: seven memory tools over one shared [`Engine`].
+//! The MCP server: eight memory tools over one shared [`Engine`].
 
 use std::sync::Arc;
 
@@ -10,7 +10,8 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RememberArgs, SearchArgs,
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
+    SearchArgs,
 };
 use crate::engine::Engine;
 use crate::tenant::TenantResolver;
@@ -183,6 +184,23 @@ impl MemoryTools {
         ext: Extensions,
     ) -> ToolResult {
         self.run(&ext, a, Engine::context).await
+    }
+
+    #[tool(
+        description = "Record an exchange your own model ran: the user's and the assistant's messages go to the session, each side is judged by role, and what is worth keeping is written long-term (one episode with both sides; facts attributed to who said them). The same turn_id again writes nothing twice. Returns {turn_id, replayed, gate, writes: [{id, memory, event, kind, role?, reason}], trace}.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_record_turn(
+        &self,
+        Parameters(a): Parameters<RecordTurnArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::record_turn).await
     }
 }
 

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod deleted;
+mod record;
 mod http;
 mod scope;
 mod stream;
@@ -75,12 +76,13 @@ pub async fn tool_error(client: &ServerSink, tool: &str, args: Value) -> (String
     )
 }
 
-pub const TOOLS: [&str; 7] = [
+pub const TOOLS: [&str; 8] = [
     "memory_add",
     "memory_context",
     "memory_forget",
     "memory_get",
     "memory_history",
+    "memory_record_turn",
     "memory_remember",
     "memory_search",
 ];
