@@ -130,6 +130,20 @@ memories() { # memories PORT [include_superseded]: the user's memories as JSON
   curl -fsS "http://127.0.0.1:$1/v1/memories?user_id=$USER_ID&limit=1000${2:+&include_superseded=true}"
 }
 contains() { grep -qiF -- "$2" <<<"$1"; }
+# settled PORT TEXT...: the user's current memories once they mention every
+# TEXT (or after 30 s). OpenClaw 2026.8 prints its answer before its
+# agent_end hook has finished recording, so the record may land just after.
+settled() {
+  local port="$1" out i t all; shift
+  for i in $(seq 1 120); do
+    out="$(memories "$port" || echo '{}')"
+    all=1
+    for t in "$@"; do contains "$out" "$t" || all=0; done
+    [ "$all" -eq 1 ] && break
+    sleep 0.25
+  done
+  echo "$out"
+}
 # traced MEMORIES PROMPT_FILE LOG SESSION: every stored memory whose text
 # reached the prompt is named in memloop's logged trace of that session's recall.
 traced() { node "$plugin/e2e/inspect.ts" traced "$@"; }
@@ -159,7 +173,7 @@ run_version() {
   local s1="I live in Lisbon. I work as a nurse. I prefer green tea over coffee."
   agent "$dir" s1 "e2e-one" "$s1" || bad "session 1 turn failed (see $dir/s1.err)"
   local stored
-  stored="$(memories "$mport" || echo '{}')"
+  stored="$(settled "$mport" Lisbon nurse "green tea")"
   echo "$stored" >"$dir/stored-after-s1.json"
   check "memloop stored the first fact (Lisbon)" contains "$stored" "Lisbon"
   check "memloop stored the second fact (nurse)" contains "$stored" "nurse"
@@ -188,7 +202,7 @@ run_version() {
   # A correction in session 2 supersedes the old fact.
   agent "$dir" s2b "e2e-two" "Actually I moved to Porto." || bad "correction turn failed (see $dir/s2b.err)"
   local now all
-  now="$(memories "$mport" || echo '{}')"
+  now="$(settled "$mport" Porto)"
   all="$(memories "$mport" all || echo '{}')"
   echo "$now" >"$dir/current-after-s2.json"
   echo "$all" >"$dir/all-after-s2.json"
@@ -198,7 +212,7 @@ run_version() {
     "Boolean((j.results||[]).find(m=>m.id===\"$lisbon_id\")?.valid_until)")" = true
   agent "$dir" s3 "e2e-three" "Which city do I live in now?" || bad "session 3 turn failed"
   said="$(reply_of "$dir/s3.json" 2>/dev/null || true)"
-  check "a later session recalls Porto (got: ${said:0:160})" contains "$said" "Porto"
+  check "a later session recalls the corrected fact (got: ${said:0:160})" contains "$said" "lives in Porto"
 
   # Fail open: with memloop stopped, and with a memloop that never answers.
   local up_ms

@@ -36,7 +36,8 @@ function traced(memories: string, promptFile: string, log: string, session: stri
     .filter((l) => l.includes("memory_retrieval") && l.includes(session))
     .join("\n");
   const stored = (JSON.parse(readFileSync(memories, "utf8")) as { results?: { id: string; memory: string }[] }).results ?? [];
-  const carried = stored.filter((m) => prompt.includes(escapeText(m.memory)));
+  // The recall block puts each memory on one line, its white space collapsed.
+  const carried = stored.filter((m) => prompt.includes(escapeText(m.memory.replace(/\s+/g, " ").trim())));
   const missing = carried.filter((m) => !traces.includes(m.id));
   console.error(`memories in the prompt: ${carried.length}; named in memloop's trace: ${carried.length - missing.length}`);
   return carried.length > 0 && missing.length === 0;
