@@ -30,6 +30,10 @@ struct Cli {
     /// Data directory (default: the platform data dir, e.g. ~/.local/share/memloop).
     #[arg(long, global = true, env = "MEMLOOP_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Long-term store on PostgreSQL (postgres://USER@HOST:PORT/DB) instead
+    /// of the data directory; also `[store] url`.
+    #[arg(long, global = true, env = "MEMLOOP_STORE")]
+    store: Option<String>,
     /// Machine-readable JSON on stdout (and nothing else there).
     #[arg(long, global = true)]
     json: bool,
@@ -226,6 +230,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
     if let Some(dir) = cli.data_dir {
         config.data_dir = dir;
+    }
+    if let Some(url) = cli.store {
+        config.store.url = Some(url).filter(|u| !u.is_empty());
     }
     let out = output::Output { json: cli.json };
     if let Some(format) = cli.log_format {

@@ -89,6 +89,10 @@ pub struct StoreOptions {
     /// by: the system's unless a test sets a manual one.
     #[serde(skip)]
     pub clock: Clock,
+    /// A PostgreSQL URL (`postgres://…`): the facade then keeps the
+    /// long-term store there (crate memloop-pg) instead of in the data
+    /// directory; this store ignores it. Also `--store` / `MEMLOOP_STORE`.
+    pub url: Option<String>,
 }
 
 impl Default for StoreOptions {
@@ -99,6 +103,7 @@ impl Default for StoreOptions {
             context_weight: 0.5,
             busy_timeout_ms: DEFAULT_BUSY_TIMEOUT_MS,
             clock: Clock::system(),
+            url: None,
         }
     }
 }

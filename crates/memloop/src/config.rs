@@ -94,7 +94,8 @@ pub fn default_data_dir() -> PathBuf {
 
 impl Config {
     /// Defaults, overridden by `file` (TOML) when given, then by the
-    /// environment: `MEMLOOP_DATA_DIR`, `MEMLOOP_SHORT_TERM` (a Redis URL),
+    /// environment: `MEMLOOP_DATA_DIR`, `MEMLOOP_STORE` (a PostgreSQL URL
+    /// for the long-term store), `MEMLOOP_SHORT_TERM` (a Redis URL),
     /// `MEMLOOP_LLM_PROVIDER` / `MEMLOOP_LLM_MODEL` / `MEMLOOP_LLM_BASE_URL`.
     pub fn load(file: Option<&Path>) -> Result<Config> {
         let mut cfg = match file {
@@ -109,6 +110,9 @@ impl Config {
         };
         if let Some(dir) = std::env::var_os("MEMLOOP_DATA_DIR") {
             cfg.data_dir = PathBuf::from(dir);
+        }
+        if let Ok(url) = std::env::var("MEMLOOP_STORE") {
+            cfg.store.url = Some(url).filter(|u| !u.is_empty());
         }
         if let Ok(url) = std::env::var("MEMLOOP_SHORT_TERM") {
             cfg.short_term.url = Some(url).filter(|u| !u.is_empty());

@@ -16,6 +16,7 @@
 
 mod config;
 mod events;
+mod store_open;
 mod lazy;
 mod memory;
 mod open;

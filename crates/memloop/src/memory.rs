@@ -139,7 +139,7 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
         options: StoreOptions,
     ) -> Result<Memory> {
-        let store = memloop_store::open(dir, embedder.info(), options)?;
+        let store = crate::store_open::open_store(dir, embedder.info(), options)?;
         Ok(Memory { store, embedder })
     }
 
@@ -161,7 +161,7 @@ impl Memory {
         options: StoreOptions,
         progress: &dyn Fn(usize, usize),
     ) -> Result<usize> {
-        let store = memloop_store::open_for_reindex(dir, embedder.info(), options)?;
+        let store = crate::store_open::open_store_for_reindex(dir, embedder.info(), options)?;
         store.reindex(&|texts| embedder.embed_batch(texts), progress)
     }
 

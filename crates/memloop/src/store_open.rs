@@ -1,0 +1,51 @@
+//! Which long-term store the configuration names: PostgreSQL when
+//! `[store] url` (or `--store`, `MEMLOOP_STORE`) is a `postgres://` URL,
+//! else the embedded store in the data directory (the default).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memloop_core::{EmbedderInfo, Error, Result};
+use memloop_longterm::LongTermStore;
+use memloop_store::StoreOptions;
+
+/// Opens the configured long-term store for vectors of `embedder`.
+pub(crate) fn open_store(
+    dir: &Path,
+    embedder: EmbedderInfo,
+    options: StoreOptions,
+) -> Result<Arc<dyn LongTermStore>> {
+    match postgres_url(&options)? {
+        Some(url) => memloop_pg::open(url, embedder, pg_options(&options)),
+        None => memloop_store::open(dir, embedder, options),
+    }
+}
+
+/// As `open_store`, whatever embedder wrote the store (for `reindex`).
+pub(crate) fn open_store_for_reindex(
+    dir: &Path,
+    embedder: EmbedderInfo,
+    options: StoreOptions,
+) -> Result<Arc<dyn LongTermStore>> {
+    match postgres_url(&options)? {
+        Some(url) => memloop_pg::open_for_reindex(url, embedder, pg_options(&options)),
+        None => memloop_store::open_for_reindex(dir, embedder, options),
+    }
+}
+
+fn postgres_url(options: &StoreOptions) -> Result<Option<&str>> {
+    match options.url.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(url) if memloop_pg::is_postgres_url(url) => Ok(Some(url)),
+        Some(url) => Err(Error::invalid(format!(
+            "the store URL {} is not a PostgreSQL URL: write postgres://USER@HOST:PORT/DATABASE, or leave `[store] url`, --store and MEMLOOP_STORE unset to keep the store in the data directory",
+            memloop_pg::redact_url(url)
+        ))),
+    }
+}
+
+fn pg_options(options: &StoreOptions) -> memloop_pg::PgOptions {
+    let mut pg = memloop_pg::PgOptions::default().with_clock(options.clock.clone());
+    pg.context_weight = options.context_weight;
+    pg
+}
