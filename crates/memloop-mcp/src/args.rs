@@ -41,6 +41,11 @@ pub struct SearchArgs {
     /// Drop memories scoring below this (0 to 1).
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Return each memory's full record (metadata, provenance, every
+    /// timestamp, per-signal scores) instead of the compact form: id,
+    /// memory, score, kind, date and, when stale, superseded_by.
+    #[serde(default)]
+    pub full: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -49,7 +49,10 @@ impl Engine {
             q.min_score = s;
         }
         let hits = self.memory().search(&q)?;
-        Ok(json!({ "results": hits }))
+        if a.full.unwrap_or(false) {
+            return Ok(json!({ "results": hits }));
+        }
+        Ok(json!({ "results": hits.iter().map(compact).collect::<Vec<_>>() }))
     }
 
     pub(crate) fn add(&self, tenant: &str, a: AddArgs) -> Result<Value> {
@@ -182,6 +185,24 @@ impl Engine {
             "trace": r.trace,
         }))
     }
+}
+
+/// A hit as a model needs it: what it says, how well it matched, what
+/// kind and when, and what replaced it if it is stale. The full record
+/// (hashes, counters, every timestamp, per-signal scores) costs about five
+/// times the tokens and tells a model nothing it acts on.
+fn compact(hit: &memloop::SearchHit) -> Value {
+    let mut v = json!({
+        "id": hit.record.id,
+        "memory": hit.record.text,
+        "score": (hit.score * 1000.0).round() / 1000.0,
+        "kind": hit.record.kind,
+        "date": memloop::time::to_rfc3339(hit.record.valid_from).get(..10),
+    });
+    if let (Some(obj), Some(r)) = (v.as_object_mut(), &hit.superseded_by) {
+        obj.insert("superseded_by".into(), json!(r));
+    }
+    v
 }
 
 impl ScopeArgs {

@@ -54,3 +54,76 @@ async fn an_exchange_is_recorded_once_per_turn_id() {
     client.cancel().await.unwrap();
     server.await.unwrap();
 }
+
+/// Search hits are sized for a model: compact by default, the whole record
+/// on request. Prints the tokens per hit of both (o200k).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_hits_are_compact_unless_full_is_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = crate::tools(dir.path());
+    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
+    let server = tokio::spawn(async move {
+        let running = tools.serve(server_io).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let c = client.peer();
+    for text in [
+        "I live in Paris and work as a nurse.",
+        "I moved to Berlin last month.",
+        "My sister Anna plays the cello.",
+    ] {
+        ok(
+            c,
+            "memory_remember",
+            json!({"text": text, "user_id": "carol"}),
+        )
+        .await;
+    }
+    let query = json!({"query": "where does carol live", "user_id": "carol"});
+    let compact = ok(c, "memory_search", query.clone()).await;
+    let mut full_query = query;
+    full_query["full"] = json!(true);
+    let full = ok(c, "memory_search", full_query).await;
+    let hits = compact["results"].as_array().unwrap();
+    assert_eq!(hits.len(), full["results"].as_array().unwrap().len());
+    for h in hits {
+        let keys: Vec<&str> = h.as_object().unwrap().keys().map(String::as_str).collect();
+        for k in &keys {
+            assert!(
+                ["id", "memory", "score", "kind", "date", "superseded_by"].contains(k),
+                "{k} in {h}"
+            );
+        }
+        assert_eq!(h["date"].as_str().unwrap().len(), 10, "{h}");
+    }
+    // The stale Paris episode says what replaced it, in both forms.
+    let stale = hits
+        .iter()
+        .find(|h| h["memory"].as_str().unwrap().contains("Paris"))
+        .unwrap();
+    assert!(
+        stale["superseded_by"]["memory"]
+            .as_str()
+            .unwrap()
+            .contains("Berlin"),
+        "{stale}"
+    );
+    assert!(full["results"][0]["content_hash"].is_string());
+    let counter = memloop::TokenCounter::new(memloop::Encoding::O200k).unwrap();
+    let per_hit = |v: &serde_json::Value| {
+        let hits = v["results"].as_array().unwrap();
+        hits.iter()
+            .map(|h| counter.count(&h.to_string()))
+            .sum::<usize>()
+            / hits.len()
+    };
+    let (small, big) = (per_hit(&compact), per_hit(&full));
+    println!(
+        "tokens per hit: compact {small}, full {big} ({:.1}x)",
+        big as f64 / small as f64
+    );
+    assert!(small * 2 < big, "compact {small} vs full {big}");
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}
