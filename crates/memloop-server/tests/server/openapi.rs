@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 23] = [
+const ROUTES: [(&str, &str); 24] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
