@@ -52,11 +52,21 @@ bash "$root/scripts/fetch-model.sh" >/dev/null
 export MEMLOOP_MODEL_DIR="$root/models/all-MiniLM-L6-v2"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/openclaw-e2e.XXXXXX")"
+# OpenClaw writes its log and locks under the temp dir (some of it always
+# under /tmp): what this run creates there is removed at the end; Node's
+# compile cache goes to the cache dir, where it speeds up the next run.
+mkdir -p "$work/tmp"
+export TMPDIR="$work/tmp" NODE_COMPILE_CACHE="$MEMLOOP_OPENCLAW_CACHE/node-compile-cache"
+created_in_tmp=()
+for d in /tmp/openclaw /tmp/openclaw-state-locks-$(id -u) /tmp/node-compile-cache; do
+  [ -e "$d" ] || created_in_tmp+=("$d")
+done
 pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in "${created_in_tmp[@]}"; do rm -rf "$p"; done
   if [ "$failed" -eq 0 ] && [ -z "${OPENCLAW_E2E_KEEP:-}" ]; then rm -rf "$work"; else echo "logs kept in $work"; fi
 }
 trap cleanup EXIT
