@@ -389,16 +389,19 @@ pub fn gc(config: &Config, out: &Output) -> anyhow::Result<()> {
     let pipeline = memloop::WritePipeline::new(llm.map(std::sync::Arc::from));
     let replayed = pipeline.drain_outbox(&memory, 10_000, true)?;
     let waiting = memory.store().outbox_len()?;
-    let pruned = memory.gc()?;
+    let report = memory.gc()?;
     if out.json {
         return out.json_value(&serde_json::json!({
-            "index_log_entries_pruned": pruned,
+            "expired_deleted": report.expired_deleted,
+            "index_log_entries_pruned": report.index_log_entries_pruned,
             "outbox_events_applied": replayed.len(),
             "outbox_waiting": waiting,
         }));
     }
     println!(
-        "indexes saved; {pruned} change-log entries pruned; {} queued writes applied, {waiting} still waiting",
+        "{} expired memories deleted; indexes saved; {} change-log entries pruned; {} queued writes applied, {waiting} still waiting",
+        report.expired_deleted,
+        report.index_log_entries_pruned,
         replayed.len()
     );
     Ok(())

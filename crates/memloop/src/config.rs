@@ -7,6 +7,7 @@ use memloop_embed::OpenAiEmbedderConfig;
 use memloop_llm::LlmConfig;
 use memloop_store::StoreOptions;
 
+use crate::forgetting::ForgettingConfig;
 use crate::tokens::Encoding;
 use memloop_core::context::ContextBudget;
 use memloop_rules::gate::GateConfig;
@@ -52,6 +53,8 @@ pub struct Config {
     /// The loop: system prompt, budgets, gate.
     #[serde(rename = "loop")]
     pub turn: LoopConfig,
+    /// Default TTLs per kind, gc while serving, decay (docs/forgetting.md).
+    pub forgetting: ForgettingConfig,
 }
 
 impl Default for Config {
@@ -63,6 +66,7 @@ impl Default for Config {
             llm: None,
             short_term: ShortTermConfig::default(),
             turn: LoopConfig::default(),
+            forgetting: ForgettingConfig::default(),
         }
     }
 }
@@ -134,7 +138,14 @@ impl Config {
         let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
         // `memloop serve` reads its own table (memloop-server's config).
         table.remove("server");
-        table.try_into().map_err(invalid)
+        let cfg: Config = table.try_into().map_err(invalid)?;
+        cfg.forgetting.validate().map_err(|e| {
+            Error::invalid(format!(
+                "config file {} is not valid: {e}",
+                origin.display()
+            ))
+        })?;
+        Ok(cfg)
     }
 
     pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -180,6 +191,7 @@ mod readme_tests {
                 "key",
             ),
             ("[sotre]\nann_threshold = 3\n", "sotre"),
+            ("[forgetting]\nhalflife = \"1d\"\n", "halflife"),
         ] {
             let err = Config::from_toml(text, Path::new("m.toml"))
                 .unwrap_err()

@@ -17,6 +17,7 @@
 mod config;
 mod events;
 mod store_open;
+mod forgetting;
 mod lazy;
 mod memory;
 mod open;
@@ -28,6 +29,9 @@ mod write;
 
 pub use config::{
     default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig, StaleMemories,
+};
+pub use forgetting::{
+    ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
 pub use memory::{Lookup, Memory, MemoryById, RecordStatus};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
@@ -52,7 +56,8 @@ pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::{
-    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry, SearchQuery, Stats,
+    Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
+    SearchQuery, Stats,
 };
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};

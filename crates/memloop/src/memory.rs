@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use memloop_core::time::Clock;
 use memloop_core::{
     validate_memory_id, Embedder, EmbedderInfo, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
     Result, Scope, SearchHit, WriteResult,
@@ -15,6 +16,7 @@ use memloop_store::StoreOptions;
 
 use crate::config::{Config, EmbedderConfig};
 use crate::events::{log_writes, WriteLog};
+use crate::forgetting::{ForgettingConfig, GcReport};
 use crate::lazy::LazyEmbedder;
 
 /// Which memories a read by id answers with.
@@ -90,6 +92,7 @@ impl<'a> MemoryById<'a> {
 pub struct Memory {
     store: Arc<dyn LongTermStore>,
     embedder: Arc<dyn Embedder>,
+    forgetting: ForgettingConfig,
 }
 
 /// The configured embedder, loaded on first use (see `LazyEmbedder`), with
@@ -126,11 +129,13 @@ impl Memory {
     }
 
     pub fn open_with(cfg: &Config) -> Result<Memory> {
-        Memory::with_embedder(
+        cfg.forgetting.validate()?;
+        Ok(Memory::with_embedder(
             &cfg.data_dir,
             build_embedder(&cfg.embedder)?,
             cfg.store.clone(),
-        )
+        )?
+        .with_forgetting(cfg.forgetting.clone()))
     }
 
     /// Opens a store with an embedder of your own.
@@ -140,7 +145,7 @@ impl Memory {
         options: StoreOptions,
     ) -> Result<Memory> {
         let store = crate::store_open::open_store(dir, embedder.info(), options)?;
-        Ok(Memory { store, embedder })
+        Ok(Memory::with_store(store, embedder))
     }
 
     /// Re-embeds every memory of the store in `cfg.data_dir` with the
@@ -167,8 +172,46 @@ impl Memory {
 
     /// A memory over a long-term store opened elsewhere (another backend,
     /// or a store shared with other handles).
+    /// The forgetting policy is the default one (see `with_forgetting`).
     pub fn with_store(store: Arc<dyn LongTermStore>, embedder: Arc<dyn Embedder>) -> Memory {
-        Memory { store, embedder }
+        Memory {
+            store,
+            embedder,
+            forgetting: ForgettingConfig::default(),
+        }
+    }
+
+    /// This memory with another forgetting policy: default TTLs per kind
+    /// and decay (`[forgetting]`, docs/forgetting.md).
+    pub fn with_forgetting(mut self, forgetting: ForgettingConfig) -> Memory {
+        self.forgetting = forgetting;
+        self
+    }
+
+    pub fn forgetting(&self) -> &ForgettingConfig {
+        &self.forgetting
+    }
+
+    /// The clock of the store: what TTLs count from and expiry is judged by.
+    pub fn clock(&self) -> Clock {
+        self.store.clock()
+    }
+
+    /// When a memory written now with a TTL such as "30d" expires. The
+    /// message of a bad TTL says what to write; front ends prefix the
+    /// name of their field.
+    pub fn expiry_after(&self, ttl: &str) -> Result<i64> {
+        memloop_core::expires_after(self.clock().now(), memloop_core::parse_ttl(ttl)?)
+    }
+
+    /// Gives a memory whose write named no expiry its kind's default TTL.
+    fn default_ttl(&self, m: &mut NewMemory, now: i64) -> Result<()> {
+        if m.expires_at.is_none() {
+            if let Some(ttl) = self.forgetting.ttl_for(m.kind) {
+                m.expires_at = Some(memloop_core::expires_after(now, ttl)?);
+            }
+        }
+        Ok(())
     }
 
     pub fn embedder(&self) -> &dyn Embedder {
@@ -217,6 +260,13 @@ impl Memory {
         scope.validate()?;
         for (m, _) in &memories {
             memloop_core::text::validate_text(&m.text)?;
+        }
+        // Every add path (add, remember, the write pipeline, REST, MCP)
+        // comes through here, so each gets the default TTLs.
+        let mut memories = memories;
+        let now = self.clock().now();
+        for (m, _) in &mut memories {
+            self.default_ttl(m, now)?;
         }
         let written = self.store.insert(scope, memories)?;
         Ok(written
@@ -361,12 +411,46 @@ impl Memory {
             ));
         }
         let v = self.embedder.embed(&query.text)?;
-        self.store.search(query, &v)
+        self.search_by_vector(query, &v)
     }
 
-    /// Search with a query vector computed elsewhere.
+    /// Search with a query vector computed elsewhere. Either way, a query
+    /// that names no decay gets the configured one, and each hit returned
+    /// counts as a retrieval of it (batched by the store, see
+    /// `LongTermStore::record_access`).
     pub fn search_by_vector(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
-        self.store.search(query, vector)
+        let filled;
+        let query = if query.decay.is_none() {
+            filled = SearchQuery {
+                decay: Some(self.forgetting.decay()),
+                ..query.clone()
+            };
+            &filled
+        } else {
+            query
+        };
+        let hits = self.store.search(query, vector)?;
+        let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+        if let Err(e) = self.store.record_access(&query.scope.tenant, &ids) {
+            // Counts feed ranking only: the search's answer stands.
+            tracing::warn!(error = %e, "retrievals were not counted");
+        }
+        Ok(hits)
+    }
+
+    /// Replaces the current memory `old_id` by `new` in `scope` in one
+    /// transaction (see `LongTermStore::supersede`), giving `new` its
+    /// kind's default TTL when it names no expiry, as every add does.
+    pub fn supersede(
+        &self,
+        scope: &Scope,
+        old_id: &str,
+        new: (NewMemory, Vec<f32>),
+        reason: &str,
+    ) -> Result<(MemoryRecord, MemoryRecord)> {
+        let (mut m, v) = new;
+        self.default_ttl(&mut m, self.clock().now())?;
+        self.store.supersede(scope, old_id, (m, v), reason)
     }
 
     pub fn stats(&self) -> Result<Stats> {
@@ -379,10 +463,17 @@ impl Memory {
         self.store.flush()
     }
 
-    /// Saves derived indexes and prunes the change log they no longer need.
-    /// Returns the number of log entries deleted.
-    pub fn gc(&self) -> Result<usize> {
-        self.store.compact()
+    /// Deletes the memories whose TTL has passed (from the database and
+    /// every index; history records each as expired), then saves derived
+    /// indexes and prunes the change log they no longer need. Searches
+    /// and writes go on meanwhile (see `LongTermStore::expire`).
+    pub fn gc(&self) -> Result<GcReport> {
+        let expired = self.store.expire()?;
+        let pruned = self.store.compact()?;
+        Ok(GcReport {
+            expired_deleted: expired.memories_deleted,
+            index_log_entries_pruned: pruned,
+        })
     }
 
     /// The long-term store behind the seam: for the write pipeline's

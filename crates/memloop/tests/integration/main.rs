@@ -3,6 +3,7 @@
 
 mod api;
 mod crash;
+mod forgetting;
 mod get;
 mod index;
 mod pipeline;
