@@ -149,3 +149,70 @@ async fn a_superseded_fact_is_not_found_naming_its_successor() {
     client.cancel().await.unwrap();
     server.await.unwrap();
 }
+
+/// Whether any file under `dir` holds `needle`.
+fn on_disk(dir: &std::path::Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|e| {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            on_disk(&path, needle)
+        } else {
+            std::fs::read(&path)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        }
+    })
+}
+
+/// memory_forget with purge, the store open the whole time: the user's
+/// texts are in no file of the data directory, their history is gone, the
+/// other user's memories stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forget_with_purge_erases_the_users_texts_from_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, server) = connect(dir.path()).await;
+    let c = client.peer();
+    let added = ok(
+        c,
+        "memory_add",
+        json!({"text": "Alice hides the Zorblaxian key", "user_id": "alice"}),
+    )
+    .await;
+    let id = added["results"][0]["id"].as_str().unwrap().to_string();
+    ok(
+        c,
+        "memory_remember",
+        json!({"text": "I keep my Quuxifrond bike in the hall", "user_id": "alice"}),
+    )
+    .await;
+    ok(
+        c,
+        "memory_add",
+        json!({"text": "Bob hides the Plumbozoid key", "user_id": "bob"}),
+    )
+    .await;
+    for word in ["Zorblaxian", "Quuxifrond", "Plumbozoid"] {
+        assert!(on_disk(dir.path(), word), "{word} is on disk");
+    }
+    let forgot = ok(
+        c,
+        "memory_forget",
+        json!({"user_id": "alice", "purge": true}),
+    )
+    .await;
+    assert!(
+        forgot["memories_deleted"].as_u64().unwrap() >= 2,
+        "{forgot}"
+    );
+    for word in ["Zorblaxian", "Quuxifrond"] {
+        assert!(!on_disk(dir.path(), word), "{word} is still on disk");
+    }
+    assert!(on_disk(dir.path(), "Plumbozoid"));
+    let (code, _) = tool_error(c, "memory_history", json!({"id": id})).await;
+    assert_eq!(code, "not_found");
+    let (code, _) = tool_error(c, "memory_get", json!({"id": id, "include_deleted": true})).await;
+    assert_eq!(code, "not_found");
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}

@@ -154,3 +154,82 @@ async fn a_superseded_memory_answers_404_naming_its_successor() {
     .await;
     assert_eq!(g.ok()["status"], "current");
 }
+
+/// Every file under `dir` that holds `needle`.
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// `DELETE /v1/memories?user_id=…&purge=true` on a running server (the
+/// store open the whole time): no byte of the user's texts in any file of
+/// the data directory, their history gone, the other user's still there.
+#[tokio::test]
+async fn a_purge_erases_the_users_texts_from_every_file_while_the_server_runs() {
+    let s = server();
+    let app = &s.app;
+    let dir = std::path::PathBuf::from(s.state.memory().store().location());
+    let id = add_raw(app, KEY_A, "alice", &["Alice hides the Zorblaxian key"]).await[0].clone();
+    call(
+        app,
+        "PUT",
+        &format!("/v1/memories/{id}"),
+        Some(KEY_A),
+        Some(json!({"text": "Alice hides the Quuxifrond key"})),
+    )
+    .await
+    .ok();
+    add_raw(app, KEY_A, "bob", &["Bob hides the Plumbozoid key"]).await;
+    for word in ["Zorblaxian", "Quuxifrond", "Plumbozoid"] {
+        assert!(!files_holding(&dir, word).is_empty(), "{word} is on disk");
+    }
+
+    let f = call(
+        app,
+        "DELETE",
+        "/v1/memories?user_id=alice&purge=true",
+        Some(KEY_A),
+        None,
+    )
+    .await;
+    assert_eq!(f.ok()["memories_deleted"], 1, "{}", f.text);
+    assert_eq!(f.body["history_deleted"], 2, "{}", f.text);
+    for word in ["Zorblaxian", "Quuxifrond"] {
+        let left = files_holding(&dir, word);
+        assert!(left.is_empty(), "{word} left in {left:?}");
+    }
+    assert!(!files_holding(&dir, "Plumbozoid").is_empty());
+    call(
+        app,
+        "GET",
+        &format!("/v1/memories/{id}?include_deleted=true"),
+        Some(KEY_A),
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
+    call(
+        app,
+        "GET",
+        &format!("/v1/memories/{id}/history"),
+        Some(KEY_A),
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
+}
