@@ -39,9 +39,36 @@ pub struct Question {
     pub answer: Option<String>,
     /// Ids of the turns that hold the answer.
     pub evidence: Vec<String>,
-    /// Free label; LoCoMo uses 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial.
+    /// Free label, a number or a name; LoCoMo uses 1 multi-hop, 2 temporal,
+    /// 3 open-domain, 4 single-hop, 5 adversarial.
+    #[serde(
+        default,
+        deserialize_with = "label",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub category: Option<String>,
+    /// The category's name, when the file gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<u32>,
+    pub category_name: Option<String>,
+}
+
+impl Question {
+    /// Unanswerable by design: reported apart, left out of the overall figures.
+    pub fn adversarial(&self) -> bool {
+        [&self.category_name, &self.category].iter().any(|c| {
+            c.as_deref()
+                .is_some_and(|c| c.eq_ignore_ascii_case("adversarial"))
+        })
+    }
+}
+
+/// A category written as a number or as text, kept as text.
+fn label<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(other) => Some(other.to_string()),
+    })
 }
 
 pub fn read_jsonl(path: &Path) -> anyhow::Result<Vec<Conversation>> {

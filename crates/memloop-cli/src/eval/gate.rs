@@ -102,7 +102,7 @@ fn measure(conversations: &[Conversation], cfg: &GateConfig, misses: usize) -> V
             .flat_map(|q| q.evidence.iter().map(String::as_str))
             .collect();
         for q in conv.questions.iter().filter(|q| !q.evidence.is_empty()) {
-            let cat = q.category.map_or("none".into(), |c| c.to_string());
+            let cat = q.category.clone().unwrap_or_else(|| "none".into());
             let set = by_category.entry(cat.clone()).or_default();
             set.extend(q.evidence.iter().map(|e| (ci, e.as_str())));
             questions.entry(cat).or_default().push((ci, &q.evidence));
@@ -308,7 +308,8 @@ mod tests {
                 question: "What dog?".into(),
                 answer: None,
                 evidence: vec!["T1".into(), "T4".into()],
-                category: Some(4),
+                category: Some("4".into()),
+                category_name: None,
             }],
         };
         let r = measure(&[conv], &GateConfig::default(), 5);

@@ -12,6 +12,15 @@ use serde_json::Value;
 
 use super::format::{Conversation, Question, Session, Turn};
 
+/// LoCoMo's question categories, 1 to 5 (its paper, Table 1).
+const CATEGORY_NAMES: [&str; 5] = [
+    "multi-hop",
+    "temporal",
+    "open-domain",
+    "single-hop",
+    "adversarial",
+];
+
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct SkipReport {
     /// Evidence entries that are not of the form D<session>:<turn>.
@@ -20,6 +29,8 @@ pub struct SkipReport {
     pub unknown_evidence: Vec<String>,
     /// Questions left without any usable evidence (excluded from recall).
     pub questions_without_evidence: usize,
+    /// Turns longer than a memory may be, stored as several pieces.
+    pub split_turns: usize,
 }
 
 /// "1:56 pm on 8 May, 2023" → RFC 3339 (UTC; the data set gives no zone).
@@ -144,7 +155,11 @@ fn convert(conv: &Value, index: usize, skips: &mut SkipReport) -> anyhow::Result
             question: q["question"].as_str().unwrap_or_default().to_string(),
             answer,
             evidence,
-            category: q["category"].as_u64().map(|c| c as u32),
+            category: q["category"].as_u64().map(|c| c.to_string()),
+            category_name: q["category"]
+                .as_u64()
+                .and_then(|c| CATEGORY_NAMES.get((c as usize).wrapping_sub(1)))
+                .map(|n| n.to_string()),
         });
     }
     Ok(Conversation {
@@ -204,5 +219,7 @@ mod tests {
         assert_eq!(skips.unknown_evidence, vec!["c1: D9:9"]);
         assert_eq!(skips.unparseable_evidence, vec!["c1: nonsense"]);
         assert_eq!(skips.questions_without_evidence, 1);
+        assert_eq!(c.questions[0].category_name.as_deref(), Some("multi-hop"));
+        assert!(c.questions[1].adversarial());
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
+use memloop::MAX_TEXT_BYTES;
 use memloop::{
     Config, Durability, Embedder, Kind, Memory, MiniLmEmbedder, NewMemory, Scope, SearchQuery,
     StoreOptions,
@@ -101,7 +102,9 @@ const METHODS: [Method; 3] = [
 struct Answer {
     conversation: String,
     question: String,
-    category: Option<u32>,
+    category: Option<String>,
+    category_name: Option<String>,
+    adversarial: bool,
     ranked: Vec<String>,
     evidence: HashSet<String>,
     /// Tokens of the top-k memories' texts, per k in KS.
@@ -109,14 +112,14 @@ struct Answer {
 }
 
 pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()> {
-    let (args, (mut conversations, skips)) = match cmd {
+    let (args, (mut conversations, mut skips), dataset) = match cmd {
         EvalCommand::Locomo(a) => {
             let loaded = locomo::load(&a.file)?;
-            (a, loaded)
+            (a, loaded, "locomo")
         }
         EvalCommand::Jsonl(a) => {
             let loaded = format::read_jsonl(&a.file)?;
-            (a, (loaded, locomo::SkipReport::default()))
+            (a, (loaded, locomo::SkipReport::default()), "jsonl")
         }
         EvalCommand::Gate(a) => return gate::run(out, &a),
         EvalCommand::Tokens(a) => return replay::run(config, out, &a),
@@ -139,6 +142,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             &work.path().join(format!("conv-{i}")),
             conv,
             (args.context, args.context_weight),
+            &mut skips.split_turns,
         )?;
         let defaults = SearchQuery::new(scope(conv), "");
         let weights = (
@@ -180,7 +184,9 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         "unparseable_evidence": skips.unparseable_evidence,
         "unknown_evidence": skips.unknown_evidence,
         "questions_without_evidence": skips.questions_without_evidence,
+        "split_turns": skips.split_turns,
     });
+    report["dataset"] = json!(dataset);
     report["elapsed_s"] = json!(started.elapsed().as_secs_f64());
     if let Some(path) = &args.details {
         let lines: Vec<String> = answers[0]
@@ -228,6 +234,7 @@ fn ingest(
     dir: &Path,
     conv: &Conversation,
     (context, context_weight): (usize, f32),
+    split_turns: &mut usize,
 ) -> anyhow::Result<Memory> {
     let mut options = StoreOptions::default().with_durability(Durability::Process);
     options.context_weight = context_weight;
@@ -245,21 +252,30 @@ fn ingest(
                 .filter(|&j| j != ti)
                 .map(|j| turn_text(&s.turns[j].speaker, &s.turns[j].text))
                 .collect();
-            let mut m = NewMemory::text(turn_text(&t.speaker, &t.text))
-                .kind(Kind::Episode)
-                .metadata(json!({
+            // A turn longer than a memory may be is stored in pieces, each
+            // citing the turn: finding any piece finds the turn.
+            let said = turn_text(&t.speaker, &t.text);
+            let pieces = pieces(&said, MAX_TEXT_BYTES);
+            if pieces.len() > 1 {
+                *split_turns += 1;
+            }
+            let context = (!around.is_empty())
+                .then(|| prefix(&around.join("\n"), MAX_TEXT_BYTES).to_string());
+            for piece in pieces {
+                let mut m = NewMemory::text(piece).kind(Kind::Episode).metadata(json!({
                     "session": s.id, "speaker": t.speaker, "date": s.date,
                 }));
-            m.valid_from = t
-                .timestamp
-                .as_deref()
-                .and_then(memloop::filter::parse_date)
-                .or(date);
-            m.provenance.session_id = Some(s.id.clone());
-            m.provenance.turn_ids = vec![t.id.clone()];
-            m.provenance.source = "import".into();
-            m.context = (!around.is_empty()).then(|| around.join("\n"));
-            batch.push(m);
+                m.valid_from = t
+                    .timestamp
+                    .as_deref()
+                    .and_then(memloop::filter::parse_date)
+                    .or(date);
+                m.provenance.session_id = Some(s.id.clone());
+                m.provenance.turn_ids = vec![t.id.clone()];
+                m.provenance.source = "import".into();
+                m.context = context.clone();
+                batch.push(m);
+            }
         }
     }
     for chunk in batch.chunks(128) {
@@ -268,6 +284,35 @@ fn ingest(
     }
     bar.finish_and_clear();
     Ok(memory)
+}
+
+/// `text` cut at white space (or any char boundary) into pieces of at most
+/// `max` bytes.
+fn pieces(text: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while rest.len() > max {
+        let head = prefix(rest, max);
+        let cut = head
+            .rfind(char::is_whitespace)
+            .filter(|&i| i > max / 2)
+            .unwrap_or(head.len());
+        out.push(rest[..cut].trim_end());
+        rest = rest[cut..].trim_start();
+    }
+    if !rest.trim().is_empty() || out.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// The longest prefix of `text` of at most `max` bytes, on a char boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 fn scope(conv: &Conversation) -> Scope {
@@ -337,7 +382,9 @@ fn ask(
             answers[m].push(Answer {
                 conversation: conv.id.clone(),
                 question: q.question.clone(),
-                category: q.category,
+                category: q.category.clone(),
+                category_name: q.category_name.clone(),
+                adversarial: q.adversarial(),
                 ranked,
                 evidence: evidence.clone(),
                 tokens,
@@ -348,20 +395,26 @@ fn ask(
     Ok(())
 }
 
-/// Averages over questions: overall (categories other than 5) and per category.
+/// Averages over questions: overall (all but the adversarial) and per
+/// category, each named as the file names it.
 fn summarize(answers: &[Answer]) -> Value {
-    let overall: Vec<&Answer> = answers.iter().filter(|a| a.category != Some(5)).collect();
+    let overall: Vec<&Answer> = answers.iter().filter(|a| !a.adversarial).collect();
     let mut by_cat: BTreeMap<String, Vec<&Answer>> = BTreeMap::new();
     for a in answers {
         by_cat
-            .entry(a.category.map_or("none".into(), |c| c.to_string()))
+            .entry(a.category.clone().unwrap_or_else(|| "none".into()))
             .or_default()
             .push(a);
     }
     let mut v = block(&overall);
     v["per_category"] = by_cat
         .iter()
-        .map(|(c, list)| (c.clone(), block(list)))
+        .map(|(c, list)| {
+            let mut b = block(list);
+            b["name"] = json!(list.iter().find_map(|a| a.category_name.clone()));
+            b["adversarial"] = json!(list.iter().any(|a| a.adversarial));
+            (c.clone(), b)
+        })
         .collect::<serde_json::Map<_, _>>()
         .into();
     v
@@ -391,4 +444,27 @@ fn block(list: &[&Answer]) -> Value {
         "ndcg_at_10": mean(&|a| ndcg_at(&a.ranked, &a.evidence, 10)),
         "context_tokens": tokens,
     })
+}
+
+#[cfg(test)]
+mod piece_tests {
+    use super::*;
+
+    #[test]
+    fn an_over_long_turn_is_cut_into_pieces_within_the_limit() {
+        let text = "word ".repeat(30).trim_end().to_string();
+        let parts = pieces(&text, 40);
+        assert!(parts.len() > 1);
+        assert!(
+            parts.iter().all(|p| p.len() <= 40 && !p.is_empty()),
+            "{parts:?}"
+        );
+        assert_eq!(parts.join(" "), text, "nothing lost at the cuts");
+        // No white space: cut on a char boundary.
+        let dense = "é".repeat(30);
+        let parts = pieces(&dense, 7);
+        assert!(parts.iter().all(|p| p.len() <= 7));
+        assert_eq!(parts.concat(), dense);
+        assert_eq!(pieces("short", 40), ["short"]);
+    }
 }

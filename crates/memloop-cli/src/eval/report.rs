@@ -8,13 +8,6 @@ use super::metrics::KS;
 
 /// LoCoMo paper, Table 3: DRAGON retriever over turns, all ten conversations.
 const DRAGON: [(usize, f64); 4] = [(5, 0.567), (10, 0.662), (25, 0.767), (50, 0.827)];
-const CATEGORY_NAMES: [(&str, &str); 5] = [
-    ("1", "multi-hop"),
-    ("2", "temporal"),
-    ("3", "open-domain"),
-    ("4", "single-hop"),
-    ("5", "adversarial"),
-];
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
@@ -43,7 +36,7 @@ fn row(label: &str, v: &Value) -> String {
 
 pub fn table(report: &Value, out_dir: Option<&Path>) {
     println!(
-        "retrieval over {} conversations, {} questions in categories 1-4 (adversarial apart)",
+        "retrieval over {} conversations, {} questions (adversarial ones apart)",
         report["conversations"], report["questions"]
     );
     println!(
@@ -53,22 +46,26 @@ pub fn table(report: &Value, out_dir: Option<&Path>) {
     for (name, v) in methods(report) {
         println!("{}", row(name, v));
     }
-    let mut dragon = format!("{:<24} {:>6}", "DRAGON (paper, 10 conv.)", "-");
-    for (_, r) in DRAGON {
-        dragon.push_str(&format!(" {r:>6.3}"));
-    }
-    println!("{dragon}");
-    println!("\nper category (default)");
-    for (id, name) in CATEGORY_NAMES {
-        let c = &report["per_category"][id];
-        if c.is_null() {
-            continue;
+    // The paper's figure is LoCoMo's: another dataset has no anchor.
+    if report["dataset"] == "locomo" {
+        let mut dragon = format!("{:<24} {:>6}", "DRAGON (paper, 10 conv.)", "-");
+        for (_, r) in DRAGON {
+            dragon.push_str(&format!(" {r:>6.3}"));
         }
-        println!(
-            "{}  (n={})",
-            row(&format!("{id} {name}"), c),
-            c["questions"]
-        );
+        println!("{dragon}");
+    }
+    println!("\nper category (default)");
+    for (id, c) in report["per_category"].as_object().into_iter().flatten() {
+        let label = match c["name"].as_str() {
+            Some(name) if name != id => format!("{id} {name}"),
+            _ => id.clone(),
+        };
+        let apart = if c["adversarial"] == true {
+            ", not in the overall figures"
+        } else {
+            ""
+        };
+        println!("{}  (n={}{apart})", row(&label, c), c["questions"]);
     }
     let t = &report["context_tokens"];
     println!(
@@ -90,10 +87,11 @@ pub fn table(report: &Value, out_dir: Option<&Path>) {
     );
     let s = &report["skipped"];
     println!(
-        "evidence skipped: {} unparseable, {} naming no turn; {} questions without evidence excluded",
+        "evidence skipped: {} unparseable, {} naming no turn; {} questions without evidence excluded; {} over-long turns stored in pieces",
         s["unparseable_evidence"].as_array().map_or(0, Vec::len),
         s["unknown_evidence"].as_array().map_or(0, Vec::len),
-        s["questions_without_evidence"]
+        s["questions_without_evidence"],
+        s["split_turns"]
     );
     println!("elapsed {:.1} s", num(&report["elapsed_s"]));
     if let Some(dir) = out_dir {
@@ -148,6 +146,10 @@ pub fn chart(report: &Value) -> String {
             colors[n],
             pts.join(" ")
         ));
+    }
+    if report["dataset"] != "locomo" {
+        svg.push_str("</svg>\n");
+        return svg;
     }
     let pts: Vec<String> = DRAGON
         .iter()
