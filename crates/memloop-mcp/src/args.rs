@@ -60,6 +60,10 @@ pub struct AddArgs {
     /// fact (default), episode or procedure.
     #[serde(default)]
     pub kind: Option<String>,
+    /// Forget the memory after this long: 30s, 15m, 12h, 7d or 2w. Without
+    /// it the kind's default applies (episodes 180 days, facts kept).
+    #[serde(default)]
+    pub ttl: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -62,6 +62,13 @@ impl Engine {
         if let Some(metadata) = a.metadata {
             m = m.metadata(metadata);
         }
+        if let Some(ttl) = a.ttl {
+            let at = self.memory().expiry_after(&ttl).map_err(|e| match e {
+                Error::InvalidInput(m) => Error::invalid(format!("ttl: {m}")),
+                other => other,
+            })?;
+            m.expires_at = Some(at);
+        }
         let written = self.memory().add(&scope, m)?;
         Ok(json!({ "results": [written] }))
     }

@@ -105,6 +105,9 @@ pub struct SignalScoresDoc {
     /// Fused score before normalisation.
     fused: f32,
     speaker_boost: f32,
+    /// The decay signal, 0..1: recency × importance × use (0 when decay
+    /// is off, the default; see `[forgetting] decay_weight`).
+    decay: f32,
 }
 
 /// One memory read by id: the stored memory, where it stands, and what

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use memloop::{Config, Error, Result};
+use memloop::{Config, Error, Memory, Result};
 use tokio::net::TcpListener;
 use tower::Layer;
 use tower_http::normalize_path::NormalizePathLayer;
@@ -243,9 +243,39 @@ pub async fn shutdown_signal() {
     tracing::info!("shutting down: no new connections; finishing the requests in flight");
 }
 
+/// Runs `Memory::gc` (deleting expired memories, saving indexes, pruning
+/// the change log) every `every`, the first time one interval after the
+/// start. It runs on a blocking thread and the store does it on a
+/// connection of its own, in small transactions, so requests never wait
+/// for it; a failure is logged and tried again at the next interval.
+pub fn spawn_gc(memory: Arc<Memory>, every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now() + every;
+        let mut ticks = tokio::time::interval_at(start, every);
+        // A gc longer than the interval delays the next one; none piles up.
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let m = memory.clone();
+            match tokio::task::spawn_blocking(move || m.gc()).await {
+                Ok(Ok(r)) => tracing::info!(
+                    expired_deleted = r.expired_deleted,
+                    index_log_entries_pruned = r.index_log_entries_pruned,
+                    "gc"
+                ),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "gc failed; it runs again at the next interval")
+                }
+                Err(e) => tracing::warn!(error = %e, "gc stopped before it finished"),
+            }
+        }
+    })
+}
+
 /// `memloop serve`: opens the store, loads the model, listens on
 /// `server.addr` and serves until Ctrl-C or SIGTERM; requests in flight then
-/// get `shutdown_grace_secs` to finish.
+/// get `shutdown_grace_secs` to finish. Expired memories are deleted every
+/// `[forgetting] gc_interval` meanwhile (see [`spawn_gc`]).
 pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Result<()> {
     let addr = resolve(&server.addr)?;
     check_bind(addr, &server.api_keys)?;
@@ -275,6 +305,10 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             ))
         })?;
         let local = listener.local_addr().unwrap_or(addr);
+        let gc = config
+            .forgetting
+            .gc_interval
+            .map(|ms| spawn_gc(state.memory().clone(), Duration::from_millis(ms.max(1) as u64)));
         if keys == 0 {
             tracing::info!(%local, "listening without API keys (loopback only, default tenant)");
         } else {
@@ -304,6 +338,9 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             r = server => r.map_err(|e| Error::Internal(format!("the server failed: {e}")))?,
             () = deadline => tracing::warn!(secs = grace.as_secs(), "requests still in flight after the grace period: exiting anyway"),
         }
+        if let Some(gc) = gc {
+            gc.abort();
+        }
         tracing::info!("stopped");
         Ok(())
     })
@@ -326,5 +363,45 @@ mod tests {
             assert!(check_bind(resolve(public).unwrap(), &some).is_ok());
         }
         assert!(resolve("no-port").is_err());
+    }
+
+    /// The gc task deletes expired memories once per interval, not
+    /// before, on tokio's paused clock and the store's manual one.
+    #[tokio::test(start_paused = true)]
+    async fn gc_runs_once_per_interval() {
+        use memloop::time::Clock;
+        use memloop::{MiniLmEmbedder, NewMemory, Scope, StoreOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Clock::manual(1_772_323_200_000);
+        let embedder = Arc::new(MiniLmEmbedder::locate_and_load(None).unwrap());
+        let options = StoreOptions::default().with_clock(clock.clone());
+        let memory = Arc::new(Memory::with_embedder(dir.path(), embedder, options).unwrap());
+        let expired = |m: &Memory| m.stats().unwrap().expired;
+        let add = |text: &str| {
+            let mut m = NewMemory::text(text);
+            m.expires_at = Some(clock.now() + 1);
+            memory.add(&Scope::user("carol"), m).unwrap();
+        };
+        add("The hotel wifi password is tulip42");
+        clock.advance(1).unwrap();
+        let task = spawn_gc(memory.clone(), Duration::from_secs(3600));
+        tokio::time::sleep(Duration::from_secs(3599)).await;
+        assert_eq!(expired(&memory), 1, "no gc before the first interval");
+        let mut waited = 0;
+        while expired(&memory) > 0 {
+            assert!(waited < 1000, "gc did not run after an interval");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            waited += 1;
+        }
+        assert_eq!(memory.stats().unwrap().memories, 0);
+        // The next interval deletes what expired since.
+        add("The gate code is 7781");
+        clock.advance(1).unwrap();
+        tokio::time::sleep(Duration::from_secs(1800)).await;
+        assert_eq!(expired(&memory), 1);
+        while expired(&memory) > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        task.abort();
     }
 }

@@ -8,6 +8,7 @@ mod record;
 mod http;
 mod scope;
 mod stream;
+mod ttl;
 
 use std::sync::{Arc, OnceLock};
 

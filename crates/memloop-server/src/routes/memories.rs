@@ -52,17 +52,26 @@ pub async fn add(
     for m in &messages {
         memloop::text::validate_text(&m.content)?;
     }
+    let expires_at = expiry(&state, req.ttl.as_deref(), req.expires_at)?;
     if !req.infer {
-        let memories = raw_memories(
+        let mut memories = raw_memories(
             messages,
             from_list,
             req.kind.unwrap_or_default(),
             req.metadata.unwrap_or_default(),
             req.importance,
         )?;
+        for m in &mut memories {
+            m.expires_at = expires_at;
+        }
         let memory = state.memory().clone();
         let written = blocking(move || memory.add_batch(&scope, memories)).await?;
         return Ok(Json(json!({ "results": written })));
+    }
+    if expires_at.is_some() {
+        return Err(ApiError::invalid(
+            "ttl and expires_at apply to infer: false (memories stored as given); with infer: true each memory gets its kind's default TTL ([forgetting] ttl in the server's config)",
+        ));
     }
     if !messages.iter().any(|m| m.role == "user") {
         return Err(ApiError::invalid(
@@ -97,6 +106,36 @@ pub async fn add(
     })
     .await?;
     Ok(Json(json!({ "results": events, "notes": notes })))
+}
+
+/// When memories written now expire: from `ttl` ("30d") or `expires_at`,
+/// at most one of them; None lets each kind's default TTL apply.
+fn expiry(
+    state: &AppState,
+    ttl: Option<&str>,
+    expires_at: Option<i64>,
+) -> Result<Option<i64>, ApiError> {
+    match (ttl, expires_at) {
+        (Some(_), Some(_)) => Err(ApiError::invalid("give ttl or expires_at, not both")),
+        (Some(ttl), None) => state
+            .memory()
+            .expiry_after(ttl)
+            .map(Some)
+            .map_err(|e| ApiError::invalid(format!("ttl: {}", plain(e)))),
+        (None, Some(t)) => {
+            memloop::check_time("expires_at", t)?;
+            Ok(Some(t))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// An error's message without its class prefix.
+fn plain(e: memloop::Error) -> String {
+    match e {
+        memloop::Error::InvalidInput(m) => m,
+        other => other.to_string(),
+    }
 }
 
 /// `infer: false`: every non-system message becomes one memory. Like Mem0,

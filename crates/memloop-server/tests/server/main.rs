@@ -6,6 +6,7 @@
 
 mod deleted;
 mod errors;
+mod forgetting;
 mod fuzz;
 mod hardening;
 mod mem0;

@@ -1,0 +1,58 @@
+//! memory_add takes a TTL: the memory's expiry is set from it, and a bad
+//! one is a tool error saying what to write.
+
+use memloop_mcp::rmcp::model::ClientConfig;
+use memloop_mcp::rmcp::ServiceExt;
+use serde_json::json;
+
+use crate::{ok, tool_error};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_add_sets_the_ttl_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = crate::tools(dir.path());
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = tokio::spawn(async move {
+        let running = tools.serve(server_io).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let before = memloop::now_millis();
+    let added = ok(
+        client.peer(),
+        "memory_add",
+        json!({"text": "The hotel wifi password is tulip42", "user_id": "carol", "ttl": "2d"}),
+    )
+    .await;
+    let id = added["results"][0]["id"].as_str().unwrap();
+    let got = ok(client.peer(), "memory_get", json!({"id": id})).await;
+    let at = memloop::filter::parse_date(got["expires_at"].as_str().unwrap()).unwrap();
+    let two_days = 2 * 86_400_000;
+    assert!(
+        (before + two_days..=memloop::now_millis() + two_days).contains(&at),
+        "{got}"
+    );
+    // Without one, a fact is kept.
+    let added = ok(
+        client.peer(),
+        "memory_add",
+        json!({"text": "Carol is allergic to peanuts", "user_id": "carol"}),
+    )
+    .await;
+    let id = added["results"][0]["id"].as_str().unwrap();
+    let got = ok(client.peer(), "memory_get", json!({"id": id})).await;
+    assert!(got["expires_at"].is_null(), "{got}");
+    let (code, message) = tool_error(
+        client.peer(),
+        "memory_add",
+        json!({"text": "x y z", "user_id": "carol", "ttl": "6 months"}),
+    )
+    .await;
+    assert_eq!(code, "invalid_input");
+    assert!(
+        message.contains("ttl") && message.contains("7d"),
+        "{message}"
+    );
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}

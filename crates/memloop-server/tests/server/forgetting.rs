@@ -1,0 +1,122 @@
+//! TTLs through REST: `ttl` ("30d") or `expires_at` in an add body, each
+//! kind's default TTL otherwise, and expiry seen by search at once. The
+//! store runs on a manual clock.
+
+use std::sync::Arc;
+
+use memloop::time::Clock;
+use memloop::{InProcessBuffer, LoopConfig, Memory, MemoryLoop, StoreOptions};
+use memloop_server::{AppState, ServerConfig};
+use serde_json::json;
+
+use crate::*;
+
+const DAY: i64 = 86_400_000;
+/// 2026-03-01T00:00:00Z.
+const T0: i64 = 1_772_323_200_000;
+
+fn server_at(clock: &Clock) -> (Router, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions::default().with_clock(clock.clone());
+    let memory = Arc::new(Memory::with_embedder(dir.path(), embedder(), options).unwrap());
+    let lp = MemoryLoop::new(
+        memory,
+        Arc::new(InProcessBuffer::new()),
+        LoopConfig::default(),
+    )
+    .unwrap();
+    let state = AppState::new(lp, ServerConfig::default());
+    (memloop_server::router(state), dir)
+}
+
+async fn add(app: &Router, body: serde_json::Value) -> Answer {
+    call(app, "POST", "/v1/memories", None, Some(body)).await
+}
+
+async fn expires_at(app: &Router, id: &str) -> serde_json::Value {
+    let got = call(app, "GET", &format!("/v1/memories/{id}"), None, None).await;
+    got.ok()["expires_at"].clone()
+}
+
+#[tokio::test]
+async fn an_add_sets_its_ttl_or_gets_its_kinds_default() {
+    let clock = Clock::manual(T0);
+    let (app, _dir) = server_at(&clock);
+    let a = add(
+        &app,
+        json!({"messages": "The hotel wifi password is tulip42", "user_id": "carol",
+               "infer": false, "ttl": "2d"}),
+    )
+    .await;
+    let short = a.ok()["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(expires_at(&app, &short).await, "2026-03-03T00:00:00.000Z");
+    let a = add(
+        &app,
+        json!({"messages": "Carol's passport expires in June", "user_id": "carol",
+               "infer": false, "expires_at": "2026-06-30T00:00:00Z"}),
+    )
+    .await;
+    let id = a.ok()["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(expires_at(&app, &id).await, "2026-06-30T00:00:00.000Z");
+    let a = add(
+        &app,
+        json!({"messages": "We chatted about the weather", "user_id": "carol",
+               "infer": false, "kind": "episode"}),
+    )
+    .await;
+    let id = a.ok()["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(expires_at(&app, &id).await, "2026-08-28T00:00:00.000Z");
+    let a = add(
+        &app,
+        json!({"messages": "Carol is allergic to peanuts", "user_id": "carol", "infer": false}),
+    )
+    .await;
+    let id = a.ok()["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(expires_at(&app, &id).await, serde_json::Value::Null);
+
+    // Expired: search no longer finds it, at once.
+    let search = json!({"query": "wifi password", "user_id": "carol"});
+    let found = call(
+        &app,
+        "POST",
+        "/v1/memories/search",
+        None,
+        Some(search.clone()),
+    )
+    .await;
+    assert_eq!(found.ok()["results"][0]["id"], short.as_str());
+    clock.advance(2 * DAY).unwrap();
+    let found = call(&app, "POST", "/v1/memories/search", None, Some(search)).await;
+    let results = found.ok()["results"].as_array().unwrap();
+    assert!(
+        results.iter().all(|r| r["id"] != short.as_str()),
+        "{}",
+        found.text
+    );
+}
+
+#[tokio::test]
+async fn bad_ttls_are_refused_saying_what_to_send() {
+    let clock = Clock::manual(T0);
+    let (app, _dir) = server_at(&clock);
+    for (body, words) in [
+        (
+            json!({"messages": "x y z", "user_id": "c", "infer": false, "ttl": "6 months"}),
+            "ttl",
+        ),
+        (
+            json!({"messages": "x y z", "user_id": "c", "infer": false, "ttl": "1d",
+                   "expires_at": "2026-06-30T00:00:00Z"}),
+            "not both",
+        ),
+        (
+            json!({"messages": "I live in Paris", "user_id": "c", "ttl": "1d"}),
+            "infer: false",
+        ),
+    ] {
+        let a = add(&app, body.clone()).await;
+        a.assert_error(400, "invalid_input");
+        let message = a.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(words), "{body}: {message}");
+    }
+}
