@@ -58,6 +58,7 @@
 //! [`Error::class`]: memloop_core::Error::class
 
 mod query;
+pub mod rank;
 
 use memloop_core::time::Clock;
 use memloop_core::{

@@ -6,9 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
-use memloop_core::{Error, MemoryRecord, Replacement, Result, SearchHit, SignalScores};
-use memloop_longterm::{Decay, SearchQuery, MAX_LIMIT};
+use memloop_core::{Error, MemoryRecord, Result, SearchHit};
+use memloop_longterm::{rank, SearchQuery, MAX_LIMIT};
 use pgvector::Vector;
 
 use crate::pool::Tx;
@@ -183,85 +182,24 @@ impl PgStore {
             } else {
                 HashSet::new()
             };
-            let mut fused: HashMap<i64, SignalScores> = HashMap::new();
-            for (rank, (rid, sim, _)) in vec_hits.iter().enumerate() {
-                let s = fused.entry(*rid).or_default();
-                s.vector = Some(*sim);
-                s.vector_rank = Some(rank);
-            }
-            for (rank, (rid, score, _)) in kw_hits.iter().enumerate() {
-                let s = fused.entry(*rid).or_default();
-                s.bm25 = Some(*score);
-                s.bm25_rank = Some(rank);
-            }
-            let vector_range = Range::of(vec_hits.iter().map(|h| h.1));
-            let keyword_range = Range::of(kw_hits.iter().map(|h| h.1));
-            let decay_on = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
-            let extra = q.speaker_boost.max(0.0) + decay_on.map_or(0.0, |d| d.weight);
-            let mut ranked: Vec<(i64, SignalScores, f32)> = fused
-                .into_iter()
-                .map(|(rid, mut s)| {
-                    s.fused = fuse(
-                        keyword_part(s.bm25, keyword_range),
-                        vector_part(s.vector, vector_range),
-                        q.keyword_weight,
-                        q.vector_weight,
-                    );
-                    if spoken.contains(&rid) {
-                        s.speaker_boost = q.speaker_boost;
-                    }
-                    let score = (s.fused + s.speaker_boost) / (1.0 + extra);
-                    (rid, s, score)
-                })
-                .collect();
-            let records = match decay_on {
+            let pairs = |h: &Hits| h.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>();
+            let mut ranked = rank::fuse_candidates(q, &pairs(&vec_hits), &pairs(&kw_hits), &spoken);
+            let records = if ranked.needs_records_before_cut() {
                 // Decay needs every candidate's record before the cut.
-                Some(d) => {
-                    let rids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-                    let records = records_by_rid(tx, &rids)?;
-                    for (rid, s, score) in &mut ranked {
-                        if let Some(r) = records.get(rid) {
-                            s.decay = decay_of(r, d, now);
-                            *score += d.weight * s.decay / (1.0 + extra);
-                        }
-                    }
-                    ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-                    ranked.truncate(q.top_k * 2 + 10);
-                    records
-                }
-                None => {
-                    ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-                    // A few more than asked for: rows deleted since are dropped here.
-                    ranked.truncate(q.top_k * 2 + 10);
-                    let rids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-                    records_by_rid(tx, &rids)?
-                }
+                let records = records_by_rid(tx, &ranked.rows())?;
+                ranked.add_decay(&records, now);
+                ranked.cut(q.top_k);
+                records
+            } else {
+                ranked.cut(q.top_k);
+                records_by_rid(tx, &ranked.rows())?
             };
-            let mut out = Vec::with_capacity(ranked.len());
-            for (rid, scores, score) in ranked {
-                let Some(record) = records.get(&rid) else {
-                    continue;
-                };
-                let visible = match q.as_of {
-                    Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
-                    None => q.include_superseded || record.is_current(now),
-                };
-                if !visible || score < q.min_score {
-                    continue;
-                }
-                out.push(SearchHit {
-                    record: record.clone(),
-                    score,
-                    scores,
-                    superseded_by: None,
-                });
-            }
-            if out.iter().any(|h| h.record.superseded_by.is_some()) {
-                mark_stale(tx, tenant, &mut out, now)?;
-                // Stable: hits a demotion did not touch keep their order.
-                out.sort_by(|a, b| b.score.total_cmp(&a.score));
-            }
-            out.truncate(q.top_k);
+            let mut out = ranked.into_hits(&records, q, now);
+            rank::finish(&mut out, q.top_k, now, |id| match get_in(tx, tenant, id) {
+                Ok(rec) => Ok(Some(rec)),
+                Err(Error::NotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            })?;
             Ok(out)
         })
     }
@@ -324,19 +262,6 @@ impl PgStore {
     }
 }
 
-/// A record's decay signal at `now` (see `memloop_core::fusion::decay`).
-fn decay_of(r: &MemoryRecord, d: Decay, now: i64) -> f32 {
-    let fresh_since = r
-        .last_accessed_at
-        .map_or(r.valid_from, |t| t.max(r.valid_from));
-    decay(
-        now.saturating_sub(fresh_since),
-        d.half_life_ms,
-        r.importance,
-        r.access_count,
-    )
-}
-
 fn records_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {
     if rids.is_empty() {
         return Ok(HashMap::new());
@@ -346,48 +271,4 @@ fn records_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, MemoryRe
         &[&rids],
     )?;
     rows.iter().map(record_from_row).collect()
-}
-
-/// Names, on each hit holding a superseded claim, the current memory that
-/// replaced it (following successors), and ranks the hit just below that
-/// memory when both were found.
-fn mark_stale(tx: &mut Tx<'_>, tenant: &str, hits: &mut [SearchHit], now: i64) -> Result<()> {
-    // A chain of corrections is short; the bound only guards against a cycle.
-    const MAX_CHAIN: usize = 32;
-    let scores: HashMap<String, f32> = hits
-        .iter()
-        .map(|h| (h.record.id.clone(), h.score))
-        .collect();
-    for hit in hits.iter_mut() {
-        let Some(mut next) = hit.record.superseded_by.clone() else {
-            continue;
-        };
-        let mut current = None;
-        for _ in 0..MAX_CHAIN {
-            let rec = match get_in(tx, tenant, &next) {
-                Ok(r) => r,
-                Err(Error::NotFound(_)) => break,
-                Err(e) => return Err(e),
-            };
-            if rec.is_current(now) {
-                current = Some(rec);
-                break;
-            }
-            match rec.superseded_by {
-                Some(id) => next = id,
-                None => break,
-            }
-        }
-        let Some(rec) = current else {
-            continue;
-        };
-        if let Some(&above) = scores.get(&rec.id) {
-            hit.score = hit.score.min(above - 1e-6).max(0.0);
-        }
-        hit.superseded_by = Some(Replacement {
-            id: rec.id,
-            text: rec.text,
-        });
-    }
-    Ok(())
 }

@@ -3,16 +3,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
 use memloop_core::{
-    Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Replacement, Result, Scope, SearchHit,
-    SignalScores,
+    Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
 };
 use rusqlite::{params_from_iter, OptionalExtension};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::{lock, sql_err, EmbeddedStore};
-use memloop_longterm::{Decay, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
+use memloop_longterm::{rank, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
 
 impl EmbeddedStore {
     pub(crate) fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
@@ -245,135 +243,27 @@ impl EmbeddedStore {
             };
             (vec_hits, kw_hits, spoken)
         };
-        let mut fused: HashMap<i64, SignalScores> = HashMap::new();
-        for (rank, (row, sim)) in vec_hits.iter().enumerate() {
-            let s = fused.entry(*row).or_default();
-            s.vector = Some(*sim);
-            s.vector_rank = Some(rank);
-        }
-        for (rank, (row, score)) in kw_hits.iter().enumerate() {
-            let s = fused.entry(*row).or_default();
-            s.bm25 = Some(*score);
-            s.bm25_rank = Some(rank);
-        }
-        let vector_range = Range::of(vec_hits.iter().map(|h| h.1));
-        let keyword_range = Range::of(kw_hits.iter().map(|h| h.1));
-        let decay_on = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
-        let extra = q.speaker_boost.max(0.0) + decay_on.map_or(0.0, |d| d.weight);
-        // The reported score: the fused score (0..1) plus the speaker boost
-        // (and the weighted decay signal), scaled back into 0..1.
-        let mut ranked: Vec<(i64, SignalScores, f32)> = fused
-            .into_iter()
-            .map(|(row, mut s)| {
-                s.fused = fuse(
-                    keyword_part(s.bm25, keyword_range),
-                    vector_part(s.vector, vector_range),
-                    q.keyword_weight,
-                    q.vector_weight,
-                );
-                if spoken.contains(&row) {
-                    s.speaker_boost = q.speaker_boost;
-                }
-                let score = (s.fused + s.speaker_boost) / (1.0 + extra);
-                (row, s, score)
-            })
-            .collect();
-        let records = match decay_on {
-            // Decay needs every candidate's record before the cut.
-            Some(d) => {
-                let mut records =
-                    self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
-                self.merge_pending_access(&q.scope.tenant, &mut records);
-                for (row, s, score) in &mut ranked {
-                    if let Some(r) = records.get(row) {
-                        s.decay = decay_of(r, d, now);
-                        *score += d.weight * s.decay / (1.0 + extra);
-                    }
-                }
-                ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-                ranked.truncate(q.top_k * 2 + 10);
-                records
-            }
-            None => {
-                ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-                // A few more than asked for: rows deleted since the indexes
-                // answered are dropped here.
-                ranked.truncate(q.top_k * 2 + 10);
-                let mut records =
-                    self.records_by_row(&ranked.iter().map(|r| r.0).collect::<Vec<_>>())?;
-                self.merge_pending_access(&q.scope.tenant, &mut records);
-                records
-            }
+        let mut ranked = rank::fuse_candidates(q, &vec_hits, &kw_hits, &spoken);
+        let records = if ranked.needs_records_before_cut() {
+            let mut records = self.records_by_row(&ranked.rows())?;
+            self.merge_pending_access(&q.scope.tenant, &mut records);
+            ranked.add_decay(&records, now);
+            ranked.cut(q.top_k);
+            records
+        } else {
+            ranked.cut(q.top_k);
+            let mut records = self.records_by_row(&ranked.rows())?;
+            self.merge_pending_access(&q.scope.tenant, &mut records);
+            records
         };
-        let mut out = Vec::with_capacity(ranked.len());
-        for (row, scores, score) in ranked {
-            let Some(record) = records.get(&row) else {
-                continue;
-            };
-            let visible = match q.as_of {
-                Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
-                None => q.include_superseded || record.is_current(now),
-            };
-            if !visible || score < q.min_score {
-                continue;
-            }
-            out.push(SearchHit {
-                record: record.clone(),
-                score,
-                scores,
-                superseded_by: None,
-            });
-        }
-        if out.iter().any(|h| h.record.superseded_by.is_some()) {
-            self.mark_stale(&q.scope.tenant, &mut out, now)?;
-            // Stable: hits a demotion did not touch keep their order.
-            out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        }
-        out.truncate(q.top_k);
+        let mut out = ranked.into_hits(&records, q, now);
+        let tenant = q.scope.tenant.as_str();
+        rank::finish(&mut out, q.top_k, now, |id| match self.get(tenant, id) {
+            Ok(rec) => Ok(Some(rec)),
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        })?;
         Ok(out)
-    }
-
-    /// Names, on each hit holding a claim that was superseded, the current
-    /// memory that replaced it (following successors), and ranks the hit
-    /// just below that memory when both were found: the current fact
-    /// answers the question the stale episode seemed to.
-    fn mark_stale(&self, tenant: &str, hits: &mut [SearchHit], now: i64) -> Result<()> {
-        // A chain of corrections is short; the bound only guards against a cycle.
-        const MAX_CHAIN: usize = 32;
-        let scores: HashMap<String, f32> = hits
-            .iter()
-            .map(|h| (h.record.id.clone(), h.score))
-            .collect();
-        for hit in hits.iter_mut() {
-            let Some(mut next) = hit.record.superseded_by.clone() else {
-                continue;
-            };
-            let mut current = None;
-            for _ in 0..MAX_CHAIN {
-                let Ok(rec) = self.get(tenant, &next) else {
-                    break;
-                };
-                if rec.is_current(now) {
-                    current = Some(rec);
-                    break;
-                }
-                match rec.superseded_by {
-                    Some(id) => next = id,
-                    None => break,
-                }
-            }
-            let Some(rec) = current else {
-                continue;
-            };
-            if let Some(&above) = scores.get(&rec.id) {
-                hit.score = hit.score.min(above - 1e-6).max(0.0);
-            }
-            hit.superseded_by = Some(Replacement {
-                id: rec.id,
-                text: rec.text,
-            });
-        }
-        Ok(())
     }
 
     /// Adds the retrievals not yet written to the records' access counts,
@@ -491,19 +381,6 @@ impl EmbeddedStore {
             hnsw_partitions,
         })
     }
-}
-
-/// A record's decay signal at `now` (see `memloop_core::fusion::decay`).
-fn decay_of(r: &MemoryRecord, d: Decay, now: i64) -> f32 {
-    let fresh_since = r
-        .last_accessed_at
-        .map_or(r.valid_from, |t| t.max(r.valid_from));
-    decay(
-        now.saturating_sub(fresh_since),
-        d.half_life_ms,
-        r.importance,
-        r.access_count,
-    )
 }
 
 fn admits(scope: &Scope, kinds: &[Kind], filter: Option<&Filter>, rec: &MemoryRecord) -> bool {
