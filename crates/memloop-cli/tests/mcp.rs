@@ -67,6 +67,7 @@ async fn the_binary_serves_every_tool_over_stdio() {
             "memory_forget",
             "memory_get",
             "memory_history",
+            "memory_record_turn",
             "memory_remember",
             "memory_search"
         ]
