@@ -439,7 +439,11 @@ fn update_delete_and_history() {
     assert_eq!(past["memory"], "Alice lives in Lisbon");
     let plain = s.run(&["get", &id, "--include-deleted"]);
     assert_eq!(plain.code, Some(0), "{}", plain.stderr);
-    assert!(plain.stdout.contains("status:     deleted"), "{}", plain.stdout);
+    assert!(
+        plain.stdout.contains("status:     deleted"),
+        "{}",
+        plain.stdout
+    );
 
     let h = s.ok(&["history", &id]);
     let entries = results(&h);

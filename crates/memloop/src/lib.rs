@@ -16,13 +16,13 @@
 
 mod config;
 mod events;
-mod store_open;
 mod forgetting;
 mod lazy;
 mod memory;
 mod open;
 mod pipeline;
 pub mod short_term;
+mod store_open;
 mod tokens;
 mod turn;
 mod write;

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod deleted;
-mod record;
 mod http;
+mod record;
 mod scope;
 mod stream;
 mod ttl;

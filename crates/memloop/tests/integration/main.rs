@@ -10,8 +10,8 @@ mod pipeline;
 mod props;
 mod sides;
 mod stale;
-mod supersession;
 mod stub;
+mod supersession;
 mod turn;
 
 use std::sync::{Arc, OnceLock};
