@@ -148,6 +148,9 @@ pub struct WriteResultDoc {
     /// (infer: true) the kind written and why.
     kind: Option<String>,
     reason: Option<String>,
+    /// (infer: true) for a fact: the side it was distilled from and is
+    /// attributed to (user or assistant); absent for the episode.
+    role: Option<String>,
 }
 
 /// One change to a memory.
