@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
+use memloop::time::Clock;
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
     Coalescing, Config, Durability, Embedder, Memory, MiniLmEmbedder, NewMemory, Scope,
@@ -43,6 +44,15 @@ pub struct BenchArgs {
     /// Where the benchmark stores live (default: a temporary directory, removed after).
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Memories in the gc figure's scope, half of them expired (0: skip
+    /// the figure).
+    #[arg(long, default_value_t = 200_000)]
+    gc_memories: usize,
+    /// Which half expired: `interleaved` (every other memory, as when
+    /// episodes with a TTL alternate with facts kept) or `oldest` (the
+    /// first half written, as when everything has the same TTL).
+    #[arg(long, default_value = "interleaved")]
+    gc_layout: String,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -129,6 +139,23 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         stores.push(fig);
     }
     report["stores"] = Value::Array(stores);
+    if a.gc_memories > 0 {
+        let interleaved = match a.gc_layout.as_str() {
+            "interleaved" => true,
+            "oldest" => false,
+            other => anyhow::bail!("--gc-layout {other:?}: use interleaved or oldest"),
+        };
+        let fig = bench_gc(
+            out,
+            &embedder,
+            &work.join("store-gc"),
+            (a.gc_memories, interleaved),
+            a.queries,
+            config.store.clone().with_durability(durability),
+        )?;
+        print_gc(out, &fig);
+        report["gc"] = fig;
+    }
     if a.large {
         let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;
         print_index_only(out, &fig);
@@ -398,6 +425,148 @@ fn print_store(out: &Output, n: usize, v: &Value) {
         f(v, "add_p99_ms")
     );
     println!("  reopen, ready         {:>9.1} ms", f(v, "open_ready_ms"));
+}
+
+/// `gc` deleting expired memories: `n` memories in one scope, half of
+/// them past their TTL (every other one when `interleaved`, the hard
+/// case: deleting them rewrites every page; else the older half), on a
+/// manual clock. Measured in one run: hybrid search latency with the
+/// expired memories present but invisible, then the same searches run
+/// back to back while `gc` (expiry, saving the HNSW index, pruning the
+/// log) runs on another thread, and gc's own time.
+fn bench_gc(
+    out: &Output,
+    e: &Arc<MiniLmEmbedder>,
+    dir: &std::path::Path,
+    (n, interleaved): (usize, bool),
+    queries: usize,
+    options: StoreOptions,
+) -> anyhow::Result<Value> {
+    const T0: i64 = 1_767_225_600_000;
+    let _ = std::fs::remove_dir_all(dir);
+    let clock = Clock::manual(T0);
+    let memory = Memory::with_embedder(
+        dir,
+        e.clone() as Arc<dyn Embedder>,
+        options.with_clock(clock.clone()),
+    )?;
+    let pool = vector_pool(e, 1000)?;
+    let mut rng = Rng::new(4242 + n as u64);
+    let scope = Scope::user("bench-gc");
+    let bar = progress_bar(out, n as u64, &format!("gc import {n}"));
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(1000);
+        let batch: Vec<(NewMemory, Vec<f32>)> = (0..m)
+            .map(|j| {
+                let mut memory = NewMemory::text(format!(
+                    "{} (note {})",
+                    crate::corpus::sentence(&mut rng),
+                    i + j
+                ));
+                let expired = if interleaved {
+                    (i + j) % 2 == 0
+                } else {
+                    i + j < n / 2
+                };
+                if expired {
+                    memory.expires_at = Some(T0 + 1);
+                }
+                (memory, mixed_vector(&mut rng, &pool))
+            })
+            .collect();
+        memory.store().insert(&scope, batch)?;
+        i += m;
+        bar.set_position(i as u64);
+    }
+    bar.finish_and_clear();
+    let qvecs: Vec<Vec<f32>> = (0..queries)
+        .map(|_| mixed_vector(&mut rng, &pool))
+        .collect();
+    let qtexts = sentences(77, queries);
+    let search = |i: usize| -> anyhow::Result<f64> {
+        let t = Instant::now();
+        let q = SearchQuery::new(scope.clone(), qtexts[i % queries].clone());
+        memory.search_by_vector(&q, &qvecs[i % queries])?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    // Load and build the partition's indexes, then let half expire.
+    search(0)?;
+    clock.advance(1)?;
+    let mut before = (0..queries)
+        .map(search)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    before.sort_by(f64::total_cmp);
+    let (gc_result, during) = std::thread::scope(|s| {
+        let gc = s.spawn(|| {
+            let t = Instant::now();
+            memory.gc().map(|r| (r, t.elapsed().as_secs_f64()))
+        });
+        let mut during = Vec::new();
+        let mut i = 0;
+        while !gc.is_finished() {
+            match search(i) {
+                Ok(ms) => during.push(ms),
+                Err(e) => return (Err(e), during),
+            }
+            i += 1;
+        }
+        let r = gc
+            .join()
+            .unwrap_or_else(|_| Err(memloop::Error::Internal("the gc thread panicked".into())));
+        (r.map_err(anyhow::Error::from), during)
+    });
+    let (report, gc_s) = gc_result?;
+    let mut during = during;
+    during.sort_by(f64::total_cmp);
+    let mut after = (0..queries)
+        .map(search)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    after.sort_by(f64::total_cmp);
+    let p99_before = percentile(&before, 0.99);
+    let p99_during = percentile(&during, 0.99);
+    Ok(json!({
+        "memories": n,
+        "layout": if interleaved { "interleaved" } else { "oldest" },
+        "expired_deleted": report.expired_deleted,
+        "gc_s": gc_s,
+        "search_p50_ms_before": percentile(&before, 0.5),
+        "search_p99_ms_before": p99_before,
+        "searches_during_gc": during.len(),
+        "search_p50_ms_during": percentile(&during, 0.5),
+        "search_p99_ms_during": p99_during,
+        "search_p99_during_over_before": p99_during / p99_before,
+        "search_p99_ms_after": percentile(&after, 0.99),
+    }))
+}
+
+fn print_gc(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!(
+        "gc of {} expired memories out of {} ({})",
+        v["expired_deleted"],
+        v["memories"],
+        v["layout"].as_str().unwrap_or("")
+    );
+    println!("  gc                    {:>9.2} s", f(v, "gc_s"));
+    println!(
+        "  search before gc      p50 {:>7.3} ms  p99 {:>7.3} ms",
+        f(v, "search_p50_ms_before"),
+        f(v, "search_p99_ms_before")
+    );
+    println!(
+        "  search during gc      p50 {:>7.3} ms  p99 {:>7.3} ms  ({} searches; p99 {:.2}x before)",
+        f(v, "search_p50_ms_during"),
+        f(v, "search_p99_ms_during"),
+        v["searches_during_gc"],
+        f(v, "search_p99_during_over_before")
+    );
+    println!(
+        "  search after gc       p99 {:>7.3} ms",
+        f(v, "search_p99_ms_after")
+    );
 }
 
 fn bench_index_only(

@@ -4,7 +4,9 @@
 //! transaction, a flush, the store's drop, or, on an idle store, a
 //! transaction of their own every few seconds from a background thread.
 //! A crash loses at most those few seconds of counts: statistics that
-//! feed decay, never memories.
+//! feed decay, never memories. The transactions of their own run on a
+//! connection of their own, so their sync never holds up the searches
+//! waiting on the store's shared connection.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -28,6 +30,7 @@ type Pending = HashMap<(String, String), (u64, i64)>;
 
 pub(crate) struct AccessLog {
     pending: Arc<Mutex<Pending>>,
+    /// This log's own connection, shared with its thread.
     conn: Arc<Mutex<Connection>>,
     clock: Clock,
     stop: Mutex<Option<Sender<()>>>,
@@ -35,8 +38,9 @@ pub(crate) struct AccessLog {
 }
 
 impl AccessLog {
-    /// Starts the background writer over the store's connection.
-    pub(crate) fn start(conn: Arc<Mutex<Connection>>, clock: Clock) -> AccessLog {
+    /// Starts the background writer on `conn`, a connection of its own.
+    pub(crate) fn start(conn: Connection, clock: Clock) -> AccessLog {
+        let conn = Arc::new(Mutex::new(conn));
         let pending: Arc<Mutex<Pending>> = Arc::default();
         let (stop, stopped) = channel::<()>();
         let (bg_conn, bg_pending) = (conn.clone(), pending.clone());

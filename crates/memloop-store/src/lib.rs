@@ -39,7 +39,7 @@ mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use memloop_core::text::Analyzer;
@@ -140,9 +140,13 @@ pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 5_000;
 
 pub struct EmbeddedStore {
     dir: PathBuf,
-    /// Shared with the thread that writes retrieval counts (`access.rs`).
-    conn: Arc<Mutex<Connection>>,
-    partitions: Mutex<HashMap<String, Arc<Mutex<PartitionIndex>>>>,
+    conn: Mutex<Connection>,
+    /// Searches read a partition's index together; catching up with the
+    /// log and gc write it. Saving it to disk only reads it, so searches go
+    /// on while a large HNSW graph is written.
+    partitions: Mutex<HashMap<String, Arc<RwLock<PartitionIndex>>>>,
+    /// Held while saving index files (one writer per file name at a time).
+    saving: Mutex<()>,
     embedder: EmbedderInfo,
     options: StoreOptions,
     analyzer: Analyzer,
@@ -197,6 +201,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic in another thread cannot leave SQLite inconsistent (transactions
     // roll back), so a poisoned lock is still safe to use.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Shared access to a partition's index (see `lock` on poisoning: an
+/// index is derived state, caught up from the log whatever it holds).
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
 }
 
 pub const DB_FILE: &str = "memloop.db";
@@ -279,12 +293,15 @@ impl EmbeddedStore {
         })
         .map_err(located)?;
         drop(init_lock);
-        let conn = Arc::new(Mutex::new(conn));
-        let access = AccessLog::start(conn.clone(), options.clock.clone());
+        let access = AccessLog::start(
+            open_connection(dir, &options).map_err(located)?,
+            options.clock.clone(),
+        );
         Ok(EmbeddedStore {
             dir: dir.to_path_buf(),
-            conn,
+            conn: Mutex::new(conn),
             partitions: Mutex::new(HashMap::new()),
+            saving: Mutex::new(()),
             embedder,
             options,
             analyzer: Analyzer::default(),
@@ -292,14 +309,15 @@ impl EmbeddedStore {
         })
     }
 
-    /// A second connection to the store's database, for work that must not
-    /// hold the shared connection (and so every search) for long: `expire`.
-    fn side_connection(&self) -> Result<Connection> {
-        let path = self.dir.join(DB_FILE);
-        let conn = Connection::open(&path).map_err(sql_err)?;
-        conn.busy_timeout(self.options.busy_timeout())
-            .map_err(sql_err)?;
-        conn.execute_batch(&connection_pragmas(&self.options))
+    /// A second connection to the store's database, for `expire` and
+    /// `compact`, which must not hold the shared connection (and so every
+    /// search) for long. It does not checkpoint after each commit: its
+    /// caller checkpoints once when done. It syncs as every connection
+    /// does: a commit that left its frames unsynced would make the next
+    /// writer's sync (an add holding the shared connection) write them.
+    pub(crate) fn side_connection(&self) -> Result<Connection> {
+        let conn = open_connection(&self.dir, &self.options)?;
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")
             .map_err(sql_err)?;
         Ok(conn)
     }
@@ -327,6 +345,15 @@ impl EmbeddedStore {
         }
         Ok(())
     }
+}
+
+/// Another connection to an open store's database, set up as the first.
+fn open_connection(dir: &Path, options: &StoreOptions) -> Result<Connection> {
+    let conn = Connection::open(dir.join(DB_FILE)).map_err(sql_err)?;
+    conn.busy_timeout(options.busy_timeout()).map_err(sql_err)?;
+    conn.execute_batch(&connection_pragmas(options))
+        .map_err(sql_err)?;
+    Ok(conn)
 }
 
 /// The settings of every connection to the database. `secure_delete` on

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use memloop_core::text::Analyzer;
 use memloop_core::Result;
@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::keyword::KeywordIndex;
 use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
-use crate::{lock, sql_err, write_tx, EmbeddedStore};
+use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
 
 /// What the indexes hold of a current row.
 struct CurrentRow {
@@ -141,7 +141,7 @@ pub fn ann_paths(dir: &Path, partition: &str) -> (PathBuf, PathBuf) {
 
 impl EmbeddedStore {
     /// The partition's index, loaded on first use and caught up with every commit.
-    pub(crate) fn partition_index(&self, partition: &str) -> Result<Arc<Mutex<PartitionIndex>>> {
+    pub(crate) fn partition_index(&self, partition: &str) -> Result<Arc<RwLock<PartitionIndex>>> {
         let conn = self.conn();
         // Looked up under the connection's lock, which loads hold: callers
         // that waited behind a load of this partition find it loaded
@@ -150,7 +150,7 @@ impl EmbeddedStore {
         let part = match existing {
             Some(p) => p,
             None => {
-                let loaded = Arc::new(Mutex::new(self.load_partition(&conn, partition)?));
+                let loaded = Arc::new(RwLock::new(self.load_partition(&conn, partition)?));
                 lock(&self.partitions)
                     .entry(partition.to_string())
                     .or_insert(loaded)
@@ -158,8 +158,17 @@ impl EmbeddedStore {
             }
         };
         let latest = max_seq(&conn)?;
-        let mut p = lock(&part);
-        if p.applied_seq < log_floor(&conn)? {
+        let floor = log_floor(&conn)?;
+        {
+            // Up to date (the usual case): no need to wait for a save.
+            let p = read(&part);
+            if p.applied_seq >= floor && p.applied_seq >= latest {
+                drop(p);
+                return Ok(part);
+            }
+        }
+        let mut p = write(&part);
+        if p.applied_seq < floor {
             // The log was pruned past this index (gc in another process): start over.
             *p = self.load_partition(&conn, partition)?;
         }
@@ -408,17 +417,22 @@ impl EmbeddedStore {
     /// writes the retrieval counts waiting to be written.
     pub(crate) fn flush(&self) -> Result<()> {
         self.access.flush()?;
-        let parts: Vec<(String, Arc<Mutex<PartitionIndex>>)> = lock(&self.partitions)
+        let parts: Vec<(String, Arc<RwLock<PartitionIndex>>)> = lock(&self.partitions)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let _saving = lock(&self.saving);
         for (partition, part) in parts {
-            let mut p = lock(&part);
-            if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
-                continue;
-            }
-            self.save_ann(&partition, &p.vectors, p.applied_seq)?;
-            p.saved_seq = p.applied_seq;
+            let saved = {
+                let p = read(&part);
+                if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
+                    continue;
+                }
+                self.save_ann(&partition, &p.vectors, p.applied_seq)?;
+                p.applied_seq
+            };
+            let mut p = write(&part);
+            p.saved_seq = p.saved_seq.max(saved);
         }
         Ok(())
     }
@@ -426,7 +440,7 @@ impl EmbeddedStore {
     /// Saves a partition's HNSW index as reflecting the log up to `seq`
     /// (index first, then its sidecar: a crash between them leaves an
     /// index newer than its sidecar says, and replaying the log over it is
-    /// harmless).
+    /// harmless). The caller holds `saving`.
     pub(crate) fn save_ann(&self, partition: &str, vectors: &VectorIndex, seq: i64) -> Result<()> {
         let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
         let tmp = index_path.with_extension("usearch.tmp");
@@ -469,7 +483,9 @@ impl EmbeddedStore {
                 }
             }
         }
-        let mut conn = self.conn();
+        // On a connection of its own: pruning many entries must not hold
+        // the shared one, which every search needs to catch up.
+        let mut conn = self.side_connection()?;
         let tx = write_tx(&mut conn)?;
         let floor = floor.max(log_floor(&tx)?);
         let deleted = tx
@@ -482,6 +498,8 @@ impl EmbeddedStore {
         )
         .map_err(sql_err)?;
         tx.commit().map_err(sql_err)?;
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(sql_err)?;
         Ok(deleted)
     }
 

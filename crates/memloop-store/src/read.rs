@@ -1,7 +1,7 @@
 //! Reads: get, list, history, hybrid search, stats.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use memloop_core::{
     Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
@@ -9,7 +9,7 @@ use memloop_core::{
 use rusqlite::{params_from_iter, OptionalExtension};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
-use crate::{lock, sql_err, EmbeddedStore};
+use crate::{lock, read, sql_err, EmbeddedStore};
 use memloop_longterm::{rank, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
 
 impl EmbeddedStore {
@@ -191,7 +191,7 @@ impl EmbeddedStore {
         // The past is not in the shared indexes: build one for this query.
         let past = q.as_of.is_some() || q.include_superseded;
         let part = if past {
-            Arc::new(Mutex::new(self.past_index(&partition, q.as_of)?))
+            Arc::new(RwLock::new(self.past_index(&partition, q.as_of)?))
         } else {
             self.partition_index(&partition)?
         };
@@ -205,7 +205,7 @@ impl EmbeddedStore {
             .map(String::from)
             .collect();
         let (vec_hits, kw_hits, spoken) = {
-            let p = lock(&part);
+            let p = read(&part);
             // Expired rows take no candidate place: they are refused inside
             // each index's search, before its top-N cut (the allowed rows
             // of a narrowed search already leave them out).
@@ -365,7 +365,7 @@ impl EmbeddedStore {
         drop(stmt);
         drop(conn);
         let parts = lock(&self.partitions);
-        let hnsw_partitions = parts.values().filter(|p| lock(p).vectors.is_ann()).count();
+        let hnsw_partitions = parts.values().filter(|p| read(p).vectors.is_ann()).count();
         Ok(Stats {
             memories,
             current: memories - superseded - expired,

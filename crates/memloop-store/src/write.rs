@@ -19,7 +19,7 @@ fn validate_metadata(v: &Value) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
+fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
     tx.prepare_cached("INSERT INTO index_log (partition, row) VALUES (?1, ?2)")
         .map_err(sql_err)?
         .execute(params![partition, row])
@@ -28,7 +28,7 @@ pub(crate) fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Res
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn log_history(
+fn log_history(
     tx: &Transaction<'_>,
     memory_id: &str,
     partition: &str,
