@@ -172,6 +172,7 @@ mod readme_tests {
         );
         assert_eq!(cfg.turn.budget.input_tokens, 4000);
         assert!((cfg.turn.min_similarity - 0.3).abs() < 1e-6);
+        assert_eq!(cfg.forgetting, crate::ForgettingConfig::default());
     }
 
     /// `[store] busy_timeout_ms` sets how long writers wait for another
