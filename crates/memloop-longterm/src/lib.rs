@@ -57,6 +57,7 @@
 //! [`Error::InvalidInput`]: memloop_core::Error::InvalidInput
 //! [`Error::class`]: memloop_core::Error::class
 
+pub mod checks;
 mod query;
 pub mod rank;
 

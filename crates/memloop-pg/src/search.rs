@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::{Error, MemoryRecord, Result, SearchHit};
-use memloop_longterm::{rank, SearchQuery, MAX_LIMIT};
+use memloop_longterm::{rank, SearchQuery};
 use pgvector::Vector;
 
 use crate::pool::Tx;
@@ -108,19 +108,7 @@ impl PgStore {
     pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
-        if !(q.vector_weight >= 0.0
-            && q.keyword_weight >= 0.0
-            && q.vector_weight + q.keyword_weight > 0.0)
-        {
-            return Err(Error::invalid(
-                "search weights must be non-negative and not both zero",
-            ));
-        }
-        if q.top_k == 0 || q.top_k > MAX_LIMIT {
-            return Err(Error::invalid(format!(
-                "top_k must be between 1 and {MAX_LIMIT}"
-            )));
-        }
+        q.check()?;
         let restricted = q.filter.is_some()
             || !q.kinds.is_empty()
             || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())

@@ -1,8 +1,9 @@
 //! Writes: each one transaction that changes `memories` and appends to
 //! `history` together (the keyword statistics follow by trigger).
 
-use memloop_core::text::{content_hash, identity_hash, validate_text};
-use memloop_core::{check_time, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_core::text::{content_hash, identity_hash};
+use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_longterm::checks::check_new;
 use memloop_longterm::{EmbedFn, ExpireReport, ForgetReport, MemoryUpdate};
 use pgvector::Vector;
 use serde_json::Value;
@@ -10,28 +11,6 @@ use serde_json::Value;
 use crate::pool::Tx;
 use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::{set_embedder, terms, PgStore, Tenancy};
-
-fn validate_metadata(v: &Value) -> Result<()> {
-    if !v.is_object() {
-        return Err(Error::invalid(
-            "metadata must be a JSON object, e.g. {\"topic\": \"food\"}",
-        ));
-    }
-    Ok(())
-}
-
-fn validate_new(store: &PgStore, m: &NewMemory, v: &[f32]) -> Result<()> {
-    validate_text(&m.text)?;
-    validate_metadata(&m.metadata)?;
-    m.validate_times()?;
-    store.check_dims(v)?;
-    if let Some(i) = m.importance {
-        if !(0.0..=1.0).contains(&i) {
-            return Err(Error::invalid("importance must be between 0 and 1"));
-        }
-    }
-    Ok(())
-}
 
 #[allow(clippy::too_many_arguments)]
 fn log_history(
@@ -101,7 +80,7 @@ impl PgStore {
     ) -> Result<Vec<(MemoryRecord, Event)>> {
         let partition = scope.partition()?;
         for (m, v) in &items {
-            validate_new(self, m, v)?;
+            check_new(&self.embedder, m, v)?;
         }
         let hashes: Vec<String> = items.iter().map(|(m, _)| identity_hash(m)).collect();
         // Inserts of the same text in the same partition take turns (the
@@ -143,16 +122,7 @@ impl PgStore {
         id: &str,
         change: MemoryUpdate,
     ) -> Result<(MemoryRecord, String)> {
-        if let Some((text, v)) = &change.text {
-            validate_text(text)?;
-            self.check_dims(v)?;
-        }
-        if let Some(m) = &change.metadata {
-            validate_metadata(m)?;
-        }
-        if let Some(Some(t)) = change.expires_at {
-            check_time("expires_at", t)?;
-        }
+        change.check(&self.embedder)?;
         let now = self.now();
         self.tx(Tenancy::One(tenant), |tx| {
             let (rid, partition, mut rec) = get_for_update(tx, tenant, id)?;
@@ -249,7 +219,7 @@ impl PgStore {
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
         let (m, v) = new;
-        validate_new(self, &m, &v)?;
+        check_new(&self.embedder, &m, &v)?;
         let partition = scope.partition()?;
         let now = self.now();
         let hash = identity_hash(&m);

@@ -336,14 +336,7 @@ impl EmbeddedStore {
     }
 
     fn check_dims(&self, v: &[f32]) -> Result<()> {
-        if v.len() != self.embedder.dimensions {
-            return Err(Error::invalid(format!(
-                "vector has {} dimensions, the store holds {}",
-                v.len(),
-                self.embedder.dimensions
-            )));
-        }
-        Ok(())
+        memloop_longterm::checks::check_vector(&self.embedder, v)
     }
 }
 

@@ -1,23 +1,14 @@
 //! Writes: each one transaction that changes `memories`, appends to `history`
 //! and to `index_log` together, so the derived indexes can always catch up.
 
-use memloop_core::text::{content_hash, identity_hash, validate_text};
-use memloop_core::{check_time, Error, Event, MemoryRecord, NewMemory, Result, Scope};
+use memloop_core::text::{content_hash, identity_hash};
+use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use serde_json::Value;
 
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
 use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
+use memloop_longterm::checks::check_new;
 use memloop_longterm::{EmbedFn, ForgetReport, MemoryUpdate};
-
-fn validate_metadata(v: &Value) -> Result<()> {
-    if !v.is_object() {
-        return Err(Error::invalid(
-            "metadata must be a JSON object, e.g. {\"topic\": \"food\"}",
-        ));
-    }
-    Ok(())
-}
 
 fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
     tx.prepare_cached("INSERT INTO index_log (partition, row) VALUES (?1, ?2)")
@@ -119,15 +110,7 @@ impl EmbeddedStore {
     ) -> Result<Vec<(MemoryRecord, Event)>> {
         let partition = scope.partition()?;
         for (m, v) in &items {
-            validate_text(&m.text)?;
-            validate_metadata(&m.metadata)?;
-            m.validate_times()?;
-            self.check_dims(v)?;
-            if let Some(i) = m.importance {
-                if !(0.0..=1.0).contains(&i) {
-                    return Err(Error::invalid("importance must be between 0 and 1"));
-                }
-            }
+            check_new(&self.embedder, m, v)?;
         }
         let now = self.now();
         let mut conn = self.conn();
@@ -156,16 +139,7 @@ impl EmbeddedStore {
         id: &str,
         change: MemoryUpdate,
     ) -> Result<(MemoryRecord, String)> {
-        if let Some((text, v)) = &change.text {
-            validate_text(text)?;
-            self.check_dims(v)?;
-        }
-        if let Some(m) = &change.metadata {
-            validate_metadata(m)?;
-        }
-        if let Some(Some(t)) = change.expires_at {
-            check_time("expires_at", t)?;
-        }
+        change.check(&self.embedder)?;
         let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
@@ -276,10 +250,7 @@ impl EmbeddedStore {
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
         let (m, v) = new;
-        validate_text(&m.text)?;
-        validate_metadata(&m.metadata)?;
-        m.validate_times()?;
-        self.check_dims(&v)?;
+        check_new(&self.embedder, &m, &v)?;
         let partition = scope.partition()?;
         let now = self.now();
         let mut conn = self.conn();

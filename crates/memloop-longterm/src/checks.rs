@@ -1,0 +1,80 @@
+//! What a backend checks before it writes or searches, the same for every
+//! backend: bad input is refused with the same message whatever the store.
+
+use memloop_core::text::validate_text;
+use memloop_core::{check_time, EmbedderInfo, Error, NewMemory, Result};
+use serde_json::Value;
+
+use crate::{MemoryUpdate, SearchQuery, MAX_LIMIT};
+
+/// A vector of the store's embedder: the same number of dimensions.
+pub fn check_vector(embedder: &EmbedderInfo, v: &[f32]) -> Result<()> {
+    if v.len() != embedder.dimensions {
+        return Err(Error::invalid(format!(
+            "vector has {} dimensions, the store holds {}",
+            v.len(),
+            embedder.dimensions
+        )));
+    }
+    Ok(())
+}
+
+fn check_metadata(v: &Value) -> Result<()> {
+    if !v.is_object() {
+        return Err(Error::invalid(
+            "metadata must be a JSON object, e.g. {\"topic\": \"food\"}",
+        ));
+    }
+    Ok(())
+}
+
+/// A memory to store with its vector: text, metadata, times, importance.
+pub fn check_new(embedder: &EmbedderInfo, m: &NewMemory, v: &[f32]) -> Result<()> {
+    validate_text(&m.text)?;
+    check_metadata(&m.metadata)?;
+    m.validate_times()?;
+    check_vector(embedder, v)?;
+    if let Some(i) = m.importance {
+        if !(0.0..=1.0).contains(&i) {
+            return Err(Error::invalid("importance must be between 0 and 1"));
+        }
+    }
+    Ok(())
+}
+
+impl MemoryUpdate {
+    /// The parts of the change that are given: text and vector, metadata, expiry.
+    pub fn check(&self, embedder: &EmbedderInfo) -> Result<()> {
+        if let Some((text, v)) = &self.text {
+            validate_text(text)?;
+            check_vector(embedder, v)?;
+        }
+        if let Some(m) = &self.metadata {
+            check_metadata(m)?;
+        }
+        if let Some(Some(t)) = self.expires_at {
+            check_time("expires_at", t)?;
+        }
+        Ok(())
+    }
+}
+
+impl SearchQuery {
+    /// Weights non-negative and not both zero, `top_k` in 1..=MAX_LIMIT.
+    pub fn check(&self) -> Result<()> {
+        if !(self.vector_weight >= 0.0
+            && self.keyword_weight >= 0.0
+            && self.vector_weight + self.keyword_weight > 0.0)
+        {
+            return Err(Error::invalid(
+                "search weights must be non-negative and not both zero",
+            ));
+        }
+        if self.top_k == 0 || self.top_k > MAX_LIMIT {
+            return Err(Error::invalid(format!(
+                "top_k must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        Ok(())
+    }
+}
