@@ -3,24 +3,9 @@
 //! unless include_deleted; a superseded fact names its successor; history
 //! stays readable.
 
-use memloop_mcp::rmcp::model::ClientConfig;
-use memloop_mcp::rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use crate::{ok, tool_error, Client};
-
-async fn connect(dir: &std::path::Path) -> (Client, tokio::task::JoinHandle<()>) {
-    let tools = crate::tools(dir);
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    (
-        ClientConfig::default().serve(client_io).await.unwrap(),
-        server,
-    )
-}
+use crate::{connect, ok, tool_error};
 
 fn fact_id(v: &Value) -> String {
     v["results"]

@@ -312,3 +312,22 @@ pub async fn exercise(client: &ServerSink, user: &str) {
     .await;
     assert_eq!(after["results"], json!([]));
 }
+
+/// The tools over a store in `dir`, served on an in-process byte stream,
+/// and a client connected to them; the handle ends when the client cancels.
+pub async fn connect(dir: &std::path::Path) -> (Client, tokio::task::JoinHandle<()>) {
+    use memloop_mcp::rmcp::ServiceExt;
+    let tools = tools(dir);
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = tokio::spawn(async move {
+        let running = tools.serve(server_io).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    (
+        memloop_mcp::rmcp::model::ClientConfig::default()
+            .serve(client_io)
+            .await
+            .unwrap(),
+        server,
+    )
+}

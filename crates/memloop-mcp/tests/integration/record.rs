@@ -1,8 +1,6 @@
 //! memory_record_turn: an exchange run by the caller's own model, written
 //! once per turn id, both sides in the episode, facts attributed by side.
 
-use memloop_mcp::rmcp::model::ClientConfig;
-use memloop_mcp::rmcp::ServiceExt;
 use serde_json::json;
 
 use crate::{ok, tool_error};
@@ -10,13 +8,7 @@ use crate::{ok, tool_error};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exchange_is_recorded_once_per_turn_id() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = crate::tools(dir.path());
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
     let c = client.peer();
     let args = json!({
         "user_id": "ana", "session_id": "s1", "turn_id": "hook-9",
@@ -60,13 +52,7 @@ async fn an_exchange_is_recorded_once_per_turn_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_hits_are_compact_unless_full_is_asked_for() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = crate::tools(dir.path());
-    let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
     let c = client.peer();
     for text in [
         "I live in Paris and work as a nurse.",

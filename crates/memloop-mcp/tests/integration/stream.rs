@@ -1,19 +1,10 @@
 //! The server on an in-process byte stream: the framing stdio carries,
 //! without a process in between.
 
-use memloop_mcp::rmcp::model::ClientConfig;
-use memloop_mcp::rmcp::ServiceExt;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_over_a_byte_stream() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = crate::tools(dir.path());
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
     let info = client.peer_info().expect("the server introduced itself");
     assert_eq!(info.server_info.as_ref().unwrap().name, "memloop");
     assert!(info
@@ -34,13 +25,7 @@ async fn every_tool_over_a_byte_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absurd_ids_are_invalid_input_with_a_short_message() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = crate::tools(dir.path());
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
     let c = client.peer();
 
     let long = "x".repeat(5000);

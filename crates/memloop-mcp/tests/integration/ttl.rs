@@ -1,8 +1,6 @@
 //! memory_add takes a TTL: the memory's expiry is set from it, and a bad
 //! one is a tool error saying what to write.
 
-use memloop_mcp::rmcp::model::ClientConfig;
-use memloop_mcp::rmcp::ServiceExt;
 use serde_json::json;
 
 use crate::{ok, tool_error};
@@ -10,13 +8,7 @@ use crate::{ok, tool_error};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_add_sets_the_ttl_it_is_given() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = crate::tools(dir.path());
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = tokio::spawn(async move {
-        let running = tools.serve(server_io).await.unwrap();
-        running.waiting().await.unwrap();
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
     let before = memloop::now_millis();
     let added = ok(
         client.peer(),
