@@ -18,6 +18,7 @@ pub(super) fn new_memory(fact: &Fact, turn: &TurnToWrite, source: &str) -> NewMe
         obj.insert("entities".into(), fact.entities.clone().into());
     }
     m.importance = Some(fact.importance.clamp(0.0, 1.0));
+    m.expires_at = turn.expires_at;
     // A plan's future date is not when the fact became true: that is now.
     m.valid_from = Some(fact.time.filter(|&t| t <= turn.at).unwrap_or(turn.at));
     m.provenance = Provenance {
@@ -149,7 +150,8 @@ pub(super) fn apply(
             })
         }
         Decision::Update { id } => {
-            let (new, old) = store.supersede(
+            // Through `Memory` so the new version gets its kind's TTL.
+            let (new, old) = memory.supersede(
                 turn.scope,
                 &id,
                 (new_memory(fact, turn, source), vector),

@@ -79,6 +79,21 @@ fn default_ttls_apply_per_kind_on_every_add_path_unless_the_write_gives_one() {
         };
         assert_eq!(get(&e.id), Some(expected), "{e:?}");
     }
+    // The pipeline's UPDATE (a move) gives the new version its TTL too.
+    clock.advance(DAY).unwrap();
+    let r = lp
+        .remember(
+            &Scope::user("dave"),
+            "I moved to Berlin last month.",
+            RememberOptions::default(),
+        )
+        .unwrap();
+    let update = r
+        .events
+        .iter()
+        .find(|e| e.event == Event::Update)
+        .unwrap_or_else(|| panic!("no UPDATE in {:?}", r.events));
+    assert_eq!(get(&update.id), Some(T0 + 31 * DAY), "{update:?}");
     // A supersession through the facade gives the new memory its TTL.
     let old = memory
         .add(&Scope::user("erin"), NewMemory::text("Erin lives in Rome"))
@@ -93,7 +108,7 @@ fn default_ttls_apply_per_kind_on_every_add_path_unless_the_write_gives_one() {
             "moved",
         )
         .unwrap();
-    assert_eq!(new.expires_at, Some(T0 + 30 * DAY));
+    assert_eq!(new.expires_at, Some(T0 + 31 * DAY));
 }
 
 #[test]
