@@ -126,14 +126,14 @@ pub struct AddRequest {
     /// 0 to 1 (`infer: false` only).
     #[serde(default)]
     pub importance: Option<f32>,
-    /// Forget the memories after this long: 30s, 15m, 12h, 7d or 2w
-    /// (`infer: false` only; otherwise, and without it, each kind's
-    /// default TTL from `[forgetting]` applies).
+    /// Forget the memories after this long: 30s, 15m, 12h, 7d or 2w. With
+    /// `infer: true` it applies to the episode and every fact the pipeline
+    /// writes; without it each kind's default TTL from `[forgetting]`.
     #[serde(default)]
     #[schema(example = "30d")]
     pub ttl: Option<String>,
-    /// Forget the memories at this time (RFC 3339 or Unix milliseconds;
-    /// `infer: false` only): instead of `ttl`.
+    /// Forget the memories at this time (RFC 3339 or Unix milliseconds):
+    /// instead of `ttl`.
     #[serde(default, with = "memloop::time::opt_millis")]
     #[schema(value_type = Option<String>, example = "2026-12-31T00:00:00Z")]
     pub expires_at: Option<i64>,

@@ -50,6 +50,9 @@ pub struct TurnToWrite<'a> {
     /// Which sides facts are distilled from: those whose role the gate
     /// judged and kept. Each fact is attributed to the side that said it.
     pub distil: Distil,
+    /// When everything this turn writes expires (ms), as the caller asked
+    /// (REST add's `ttl`); `None`: each memory its kind's default TTL.
+    pub expires_at: Option<i64>,
 }
 
 /// Which sides of an exchange the write distils facts from.
@@ -80,6 +83,7 @@ impl<'a> TurnToWrite<'a> {
             vector: None,
             reply: None,
             distil: Distil::TEXT,
+            expires_at: None,
         }
     }
 
@@ -148,6 +152,7 @@ impl EpisodeWriter {
         let mut m = NewMemory::text(turn.episode_text()).kind(Kind::Episode);
         m.context = turn.context.map(str::to_string);
         m.valid_from = Some(turn.at);
+        m.expires_at = turn.expires_at;
         m.metadata = match turn.reply {
             Some(_) => serde_json::json!({
                 "role": turn.role.as_str(),

@@ -68,11 +68,6 @@ pub async fn add(
         let written = blocking(move || memory.add_batch(&scope, memories)).await?;
         return Ok(Json(json!({ "results": written })));
     }
-    if expires_at.is_some() {
-        return Err(ApiError::invalid(
-            "ttl and expires_at apply to infer: false (memories stored as given); with infer: true each memory gets its kind's default TTL ([forgetting] ttl in the server's config)",
-        ));
-    }
     if !messages.iter().any(|m| m.role == "user") {
         return Err(ApiError::invalid(
             "infer: true distils facts from user messages and none was given (send infer: false to store text as given)",
@@ -91,6 +86,7 @@ pub async fn add(
             if m.role == "user" {
                 let options = RememberOptions {
                     context: previous.as_deref(),
+                    expires_at,
                     ..RememberOptions::default()
                 };
                 let r = lp.remember(&scope, &m.content, options)?;

@@ -109,14 +109,48 @@ async fn bad_ttls_are_refused_saying_what_to_send() {
                    "expires_at": "2026-06-30T00:00:00Z"}),
             "not both",
         ),
-        (
-            json!({"messages": "I live in Paris", "user_id": "c", "ttl": "1d"}),
-            "infer: false",
-        ),
     ] {
         let a = add(&app, body.clone()).await;
         a.assert_error(400, "invalid_input");
         let message = a.body["error"]["message"].as_str().unwrap();
         assert!(message.contains(words), "{body}: {message}");
     }
+}
+
+#[tokio::test]
+async fn a_ttl_with_infer_reaches_the_episode_and_every_fact() {
+    let clock = Clock::manual(T0);
+    let (app, _dir) = server_at(&clock);
+    let a = add(
+        &app,
+        json!({"messages": "I live in Paris and work as a nurse.", "user_id": "carol",
+               "session_id": "trip", "ttl": "3d"}),
+    )
+    .await;
+    let results = a.ok()["results"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = results.iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert!(
+        kinds.contains(&"episode") && kinds.contains(&"fact"),
+        "{}",
+        a.text
+    );
+    for r in &results {
+        let id = r["id"].as_str().unwrap();
+        assert_eq!(
+            expires_at(&app, id).await,
+            "2026-03-04T00:00:00.000Z",
+            "{r}"
+        );
+    }
+    // Past it, none of them is found.
+    clock.advance(3 * DAY).unwrap();
+    let found = call(
+        &app,
+        "POST",
+        "/v1/memories/search",
+        None,
+        Some(json!({"query": "where does carol live", "user_id": "carol"})),
+    )
+    .await;
+    assert_eq!(found.ok()["results"], json!([]), "{}", found.text);
 }

@@ -49,6 +49,9 @@ struct QueuedTurn {
     distil_text: bool,
     #[serde(default)]
     distil_reply: bool,
+    /// The caller's expiry for what the turn writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at: Option<i64>,
 }
 
 fn yes() -> bool {
@@ -115,6 +118,7 @@ impl WritePipeline {
                     text: turn.distil_text,
                     reply: turn.distil_reply,
                 },
+                expires_at: turn.expires_at,
             };
             let mut report = WriteReport::default();
             match self.facts(memory, &input, &mut report) {
@@ -227,6 +231,7 @@ impl LongTermWriter for WritePipeline {
                     reply: turn.reply.map(str::to_string),
                     distil_text: turn.distil.text,
                     distil_reply: turn.distil.reply,
+                    expires_at: turn.expires_at,
                 };
                 let payload = serde_json::to_value(&queued)
                     .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;

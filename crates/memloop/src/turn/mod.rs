@@ -465,6 +465,7 @@ impl MemoryLoop {
             vector: exchange.vector,
             reply: exchange.reply,
             distil: exchange.distil,
+            expires_at: None,
         };
         match self.writer.write(&self.memory, &input) {
             Ok(report) => {

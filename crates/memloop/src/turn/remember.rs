@@ -21,6 +21,8 @@ pub struct RememberOptions<'a> {
     pub at: Option<i64>,
     /// The message before it, indexed as context (a reply like "Yes, in May").
     pub context: Option<&'a str>,
+    /// When what it writes expires (ms); each kind's default TTL when absent.
+    pub expires_at: Option<i64>,
 }
 
 /// What remembering a message did, and why.
@@ -76,6 +78,7 @@ impl MemoryLoop {
             vector: None,
             reply: None,
             distil: Distil::TEXT,
+            expires_at: options.expires_at,
         };
         let report = self.writer.write(&self.memory, &turn)?;
         let logged: Vec<WriteLog> = report.events.iter().map(WriteLog::of).collect();
