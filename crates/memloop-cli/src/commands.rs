@@ -353,8 +353,8 @@ pub fn stats(config: &Config, out: &Output) -> anyhow::Result<()> {
     }
     println!("data dir:    {}", config.data_dir.display());
     println!(
-        "memories:    {} ({} current, {} deleted or superseded)",
-        s.memories, s.current, s.superseded
+        "memories:    {} ({} current, {} deleted or superseded, {} expired awaiting gc)",
+        s.memories, s.current, s.superseded, s.expired
     );
     let mut kinds: Vec<_> = s.by_kind.iter().collect();
     kinds.sort();
