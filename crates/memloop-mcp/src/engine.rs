@@ -2,8 +2,7 @@
 //! a tool's arguments and the caller's tenant and returns the JSON the tool
 //! answers with. Run on a blocking thread (SQLite, CPU embedding).
 
-use memloop::short_term::{Role, Turn};
-use memloop::Exchanged;
+use memloop::{said_at, Exchanged};
 use memloop::{
     Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory,
     RememberOptions, Result, Scope, SearchQuery,
@@ -166,17 +165,7 @@ impl Engine {
         if let Some(at) = at {
             memloop::check_time("timestamp", at)?;
         }
-        let messages = a
-            .messages
-            .into_iter()
-            .map(|m| {
-                let mut turn = Turn::new(Role::parse(&m.role)?, m.content);
-                if let Some(at) = at {
-                    turn.at = at;
-                }
-                Ok(turn)
-            })
-            .collect::<Result<Vec<Turn>>>()?;
+        let messages = said_at(a.messages.into_iter().map(|m| (m.role, m.content)), at)?;
         let r = self.lp.record(
             &scope,
             Exchanged {
@@ -184,13 +173,7 @@ impl Engine {
                 messages: &messages,
             },
         )?;
-        Ok(json!({
-            "turn_id": r.turn_id,
-            "replayed": r.replayed,
-            "gate": r.trace.gate,
-            "writes": r.trace.writes,
-            "trace": r.trace,
-        }))
+        Ok(r.answer())
     }
 }
 

@@ -37,7 +37,7 @@ pub use memory::{Lookup, Memory, MemoryById, RecordStatus};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
+    fold_summary, said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
     RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
 };
 pub use write::{

@@ -4,8 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use memloop::short_term::{Role, Turn};
-use memloop::Exchanged;
+use memloop::{said_at, Exchanged};
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
@@ -113,17 +112,7 @@ pub async fn record(
         ));
     }
     let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
-    let messages = req
-        .messages
-        .into_iter()
-        .map(|m| {
-            let mut turn = Turn::new(Role::parse(&m.role)?, m.content);
-            if let Some(at) = at {
-                turn.at = at;
-            }
-            Ok(turn)
-        })
-        .collect::<memloop::Result<Vec<Turn>>>()?;
+    let messages = said_at(req.messages.into_iter().map(|m| (m.role, m.content)), at)?;
     let scope = req.scope.in_tenant(&tenant)?;
     let turn_id = req.turn_id;
     let lp = state.memory_loop().clone();
@@ -137,11 +126,5 @@ pub async fn record(
         )
     })
     .await?;
-    Ok(Json(json!({
-        "turn_id": recorded.turn_id,
-        "replayed": recorded.replayed,
-        "gate": recorded.trace.gate,
-        "writes": recorded.trace.writes,
-        "trace": recorded.trace,
-    })))
+    Ok(Json(recorded.answer()))
 }

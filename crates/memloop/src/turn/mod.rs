@@ -17,7 +17,7 @@ use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
 
-pub use record::{Exchanged, Recorded};
+pub use record::{said_at, Exchanged, Recorded};
 pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, SideGate, Timings, TraceTokens, TurnTrace};

@@ -35,6 +35,38 @@ pub struct Recorded {
     pub trace: TurnTrace,
 }
 
+impl Recorded {
+    /// The answer REST and MCP give: the turn id, whether it was a replay,
+    /// the gate and the writes up front, and the whole trace.
+    pub fn answer(&self) -> serde_json::Value {
+        serde_json::json!({
+            "turn_id": self.turn_id,
+            "replayed": self.replayed,
+            "gate": self.trace.gate,
+            "writes": self.trace.writes,
+            "trace": self.trace,
+        })
+    }
+}
+
+/// Messages as a REST or MCP body gives them, `(role, content)`, made
+/// turns said at `at` (now when absent). An unknown role is refused.
+pub fn said_at<I>(messages: I, at: Option<i64>) -> Result<Vec<Turn>>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    messages
+        .into_iter()
+        .map(|(role, content)| {
+            let mut turn = Turn::new(Role::parse(&role)?, content);
+            if let Some(at) = at {
+                turn.at = at;
+            }
+            Ok(turn)
+        })
+        .collect()
+}
+
 /// The messages of `role`, joined: one side of the exchange.
 fn side(messages: &[Turn], role: Role) -> Option<(String, i64)> {
     let said: Vec<&Turn> = messages.iter().filter(|m| m.role == role).collect();
