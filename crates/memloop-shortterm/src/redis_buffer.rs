@@ -99,11 +99,7 @@ impl ShortTermStore for RedisBuffer {
         if turns.is_empty() {
             return Ok(self.read(tenant, session)?.len());
         }
-        let values = turns
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Internal(e.to_string()))?;
+        let values = encode(turns)?;
         let key = self.key(tenant, session);
         let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
         self.with_conn(|c| {
@@ -132,11 +128,7 @@ impl ShortTermStore for RedisBuffer {
         turns: &[Turn],
     ) -> Result<bool> {
         validate_append(session, turns)?;
-        let values = turns
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Internal(e.to_string()))?;
+        let values = encode(turns)?;
         let key = self.key(tenant, session);
         let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
         // The session's exchange ids are a set beside its list; the check,
@@ -285,6 +277,15 @@ pub fn redacted(url: &str) -> String {
         None => rest,
     };
     format!("{scheme}://{rest}")
+}
+
+/// The turns as the list holds them: one JSON document each.
+fn encode(turns: &[Turn]) -> Result<Vec<String>> {
+    turns
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::Internal(e.to_string()))
 }
 
 #[cfg(test)]
