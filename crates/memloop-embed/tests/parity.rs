@@ -3,7 +3,7 @@
 //! (scripts/make_reference_vectors.py), and batch against single encoding.
 
 use memloop_core::Embedder;
-use memloop_embed::MiniLmEmbedder;
+use memloop_embed::{GemmPath, MiniLmEmbedder};
 
 #[derive(serde::Deserialize)]
 struct Fixture {
@@ -71,4 +71,43 @@ fn empty_text_still_embeds() {
     let model = MiniLmEmbedder::locate_and_load(None).unwrap();
     let v = model.embed("").unwrap();
     assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn every_matrix_kernel_gives_the_same_vectors() {
+    // Each kernel this machine runs (MEMLOOP_GEMM's choices), batch and
+    // single text, against sentence-transformers and against each other.
+    // AMX rounds activations and weights to bfloat16 (f32 sums): a looser
+    // bound than f32's, still far above what retrieval notices.
+    let fx = fixture();
+    let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
+    let dir = memloop_embed::locate_model_dir(None).unwrap();
+    let mut runs = Vec::new();
+    for path in GemmPath::all_available() {
+        let model = MiniLmEmbedder::load_with_gemm(&dir, path).unwrap();
+        assert_eq!(model.gemm(), path);
+        let batch = model.embed_batch(&texts).unwrap();
+        let single: Vec<Vec<f32>> = texts.iter().map(|t| model.embed(t).unwrap()).collect();
+        let bound = if path == GemmPath::Amx { 0.999 } else { 0.9999 };
+        for (vectors, how) in [(&batch, "batch"), (&single, "single")] {
+            let worst = vectors
+                .iter()
+                .zip(&fx.vectors)
+                .map(|(g, w)| cosine(g, w))
+                .fold(1.0f32, f32::min);
+            eprintln!("{path:?} {how}: worst cosine to the reference {worst}");
+            assert!(worst >= bound, "{path:?} {how}: {worst}");
+        }
+        runs.push((path, batch));
+    }
+    for (pa, a) in &runs {
+        for (pb, b) in &runs {
+            let worst = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| cosine(x, y))
+                .fold(1.0f32, f32::min);
+            assert!(worst >= 0.999, "{pa:?} vs {pb:?}: {worst}");
+        }
+    }
 }

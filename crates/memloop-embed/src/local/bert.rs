@@ -8,7 +8,7 @@ use std::path::Path;
 use memloop_core::{Error, Result};
 use safetensors::SafeTensors;
 
-use super::gemm::{avx512_available, gemm_packed, sgemm, Packed, View};
+use super::gemm::{sgemm, GemmPath, View, Weights as Laid};
 
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct BertConfig {
@@ -31,15 +31,10 @@ fn default_act() -> String {
     "gelu".into()
 }
 
-/// A dense layer with its weight stored transposed (`in × out`, row-major), so
-/// GEMM packing reads it contiguously.
+/// A dense layer: its weight (`in × out`) laid out for the chosen kernel.
 struct Linear {
-    /// Transposed weight for the portable path (empty when `packed` is used).
-    weight_t: Vec<f32>,
-    /// The same weight packed for the AVX-512 kernel, on CPUs that have it.
-    packed: Option<Packed>,
+    weight: Laid,
     bias: Vec<f32>,
-    inputs: usize,
     outputs: usize,
 }
 
@@ -77,6 +72,7 @@ struct Weights<'a> {
     st: SafeTensors<'a>,
     prefix: &'static str,
     path: &'a Path,
+    gemm: GemmPath,
 }
 
 impl Weights<'_> {
@@ -129,26 +125,17 @@ impl Weights<'_> {
             }
             bias.extend(self.get(&format!("{name}.bias"), &[outputs_each])?);
         }
-        let packed = if avx512_available() {
-            Packed::new(&weight_t, inputs, outputs)
-        } else {
-            None
-        };
-        if packed.is_some() {
-            weight_t = Vec::new();
-        }
         Ok(Linear {
-            weight_t,
-            packed,
+            weight: Laid::new(self.gemm, weight_t, inputs, outputs),
             bias,
-            inputs,
             outputs,
         })
     }
 }
 
 impl Bert {
-    pub fn load(dir: &Path) -> Result<Bert> {
+    /// Loads the model with its dense layers laid out for `gemm`.
+    pub fn load(dir: &Path, gemm: GemmPath) -> Result<Bert> {
         let cfg_path = dir.join("config.json");
         let cfg_text = std::fs::read_to_string(&cfg_path).map_err(|e| Error::Io {
             path: cfg_path.clone(),
@@ -180,6 +167,7 @@ impl Bert {
             st,
             prefix,
             path: &path,
+            gemm,
         };
         let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
         let token_types = w.get("embeddings.token_type_embeddings.weight", &[2, h])?;
@@ -403,28 +391,7 @@ fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32], threads: usize) -
     for r in 0..rows {
         out[r * l.outputs..(r + 1) * l.outputs].copy_from_slice(&l.bias);
     }
-    if let Some(p) = &l.packed {
-        return if gemm_packed(x, rows, p, out, threads) {
-            Ok(())
-        } else {
-            Err(shape_error())
-        };
-    }
-    let a = View {
-        data: x,
-        rows,
-        cols: l.inputs,
-        row_stride: l.inputs,
-        col_stride: 1,
-    };
-    let b = View {
-        data: &l.weight_t,
-        rows: l.inputs,
-        cols: l.outputs,
-        row_stride: l.outputs,
-        col_stride: 1,
-    };
-    if sgemm(1.0, a, b, 1.0, out, l.outputs) {
+    if l.weight.product(x, rows, out, threads) {
         Ok(())
     } else {
         Err(shape_error())

@@ -11,6 +11,7 @@ use memloop_core::{Embedder, EmbedderInfo, Error, Result};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use bert::Bert;
+pub use gemm::{GemmPath, GEMM_ENV};
 
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// The model's output width; checked against config.json at load.
@@ -78,11 +79,26 @@ pub struct MiniLmEmbedder {
     tokenizer: Tokenizer,
     model: Bert,
     threads: usize,
+    gemm: GemmPath,
 }
 
 impl MiniLmEmbedder {
-    /// Loads the model from a folder holding model.safetensors, tokenizer.json and config.json.
+    /// Loads the model from a folder holding model.safetensors, tokenizer.json
+    /// and config.json, its products on the fastest kernel this machine runs
+    /// or the one `MEMLOOP_GEMM` names (`amx`, `avx512`, `portable`).
     pub fn load(dir: &Path) -> Result<Self> {
+        let gemm = GemmPath::from_env().map_err(Error::InvalidInput)?;
+        Self::load_with_gemm(dir, gemm)
+    }
+
+    /// Loads the model with its products on `gemm` (see [`GemmPath::all_available`]).
+    pub fn load_with_gemm(dir: &Path, gemm: GemmPath) -> Result<Self> {
+        if !gemm.available() {
+            return Err(Error::InvalidInput(format!(
+                "the {} matrix kernel does not run on this machine",
+                gemm.name()
+            )));
+        }
         let tok_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::ModelInvalid {
             path: tok_path.clone(),
@@ -100,7 +116,7 @@ impl MiniLmEmbedder {
                 path: tok_path,
                 reason: e.to_string(),
             })?;
-        let model = Bert::load(dir)?;
+        let model = Bert::load(dir, gemm)?;
         if model.hidden_size() != DIMENSIONS {
             return Err(Error::ModelInvalid {
                 path: dir.to_path_buf(),
@@ -121,12 +137,18 @@ impl MiniLmEmbedder {
             tokenizer,
             model,
             threads,
+            gemm,
         })
     }
 
     /// Finds the model (see [`locate_model_dir`]) and loads it.
     pub fn locate_and_load(configured: Option<&Path>) -> Result<Self> {
         Self::load(&locate_model_dir(configured)?)
+    }
+
+    /// The kernel running this model's matrix products.
+    pub fn gemm(&self) -> GemmPath {
+        self.gemm
     }
 
     /// Caps the threads one batch uses (default: all cores). A single text always uses one.

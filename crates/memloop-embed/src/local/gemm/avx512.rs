@@ -1,74 +1,7 @@
-//! The one place with `unsafe`: a bounds-checked wrapper over matrixmultiply's
-//! strided single-precision GEMM, which takes raw pointers.
-#![allow(unsafe_code)]
+//! The AVX-512 path: weights packed once at load into column panels, an
+//! 8-row × 48-column register kernel of f32 FMAs.
 
-use rayon::prelude::*;
-
-/// A row-major-or-strided view of a matrix inside a slice.
-#[derive(Clone, Copy)]
-pub struct View<'a> {
-    pub data: &'a [f32],
-    pub rows: usize,
-    pub cols: usize,
-    pub row_stride: usize,
-    pub col_stride: usize,
-}
-
-impl View<'_> {
-    /// Largest index touched plus one; 0 for an empty matrix.
-    fn extent(rows: usize, cols: usize, rs: usize, cs: usize) -> usize {
-        if rows == 0 || cols == 0 {
-            0
-        } else {
-            (rows - 1) * rs + (cols - 1) * cs + 1
-        }
-    }
-}
-
-/// c = alpha·a·b + beta·c, where c is `a.rows × b.cols` at `c_row_stride` (column stride 1).
-/// Returns false (and does nothing) when the shapes or slices do not fit.
-pub fn sgemm(
-    alpha: f32,
-    a: View<'_>,
-    b: View<'_>,
-    beta: f32,
-    c: &mut [f32],
-    c_row_stride: usize,
-) -> bool {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
-    let fits = a.cols == b.rows
-        && View::extent(m, k, a.row_stride, a.col_stride) <= a.data.len()
-        && View::extent(k, n, b.row_stride, b.col_stride) <= b.data.len()
-        && View::extent(m, n, c_row_stride, 1) <= c.len()
-        && c_row_stride >= n;
-    if !fits {
-        return false;
-    }
-    if m == 0 || n == 0 {
-        return true;
-    }
-    let to_isize = |x: usize| isize::try_from(x).unwrap_or(isize::MAX);
-    // SAFETY: every index the kernel reads or writes is below the extents checked above.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            alpha,
-            a.data.as_ptr(),
-            to_isize(a.row_stride),
-            to_isize(a.col_stride),
-            b.data.as_ptr(),
-            to_isize(b.row_stride),
-            to_isize(b.col_stride),
-            beta,
-            c.as_mut_ptr(),
-            to_isize(c_row_stride),
-            1,
-        );
-    }
-    true
-}
+use super::{split_columns, to_bf16};
 
 /// Columns per packed panel: three 512-bit vectors of f32. (With 8 rows that
 /// is 24 accumulators: enough independent FMAs per loaded value to keep both
@@ -98,16 +31,9 @@ pub const HALF_MAX_ROWS: usize = 32;
 
 /// False when `MEMLOOP_NO_BF16` is set: every product then reads f32, to
 /// compare the two.
-fn half_enabled() -> bool {
+pub(super) fn half_enabled() -> bool {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ENABLED.get_or_init(|| std::env::var_os("MEMLOOP_NO_BF16").is_none())
-}
-
-/// f32 to bfloat16, rounding to nearest even.
-fn to_bf16(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
-    (rounded >> 16) as u16
 }
 
 impl Packed {
@@ -127,72 +53,34 @@ impl Packed {
     }
 }
 
-/// True when this CPU runs the AVX-512 kernel (and `MEMLOOP_NO_AVX512` is
-/// unset: that variable forces the portable path, to compare the two).
-pub fn avx512_available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        if std::env::var_os("MEMLOOP_NO_AVX512").is_some() {
-            return false;
-        }
-        #[cfg(target_arch = "x86_64")]
-        {
-            std::arch::is_x86_feature_detected!("avx512f")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
+/// True when this CPU runs the AVX-512 kernel.
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
-/// c[m × n] += a[m × k] · b, with a row-major at stride k and c at stride n.
-/// With `threads` > 1 the panels are shared out among threads, each writing
-/// its own columns (worth it for few rows, where one core cannot pull the
-/// weights from memory fast enough). Returns false (doing nothing) when shapes
-/// do not fit or AVX-512 is missing.
-pub fn gemm_packed(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
-    if a.len() < m * b.k || c.len() < m * b.n || !avx512_available() {
+/// c[m × n] += a[m × k] · b, with a row-major at stride k and c at stride n,
+/// the panels shared among `threads`. False (doing nothing) when shapes do
+/// not fit or AVX-512 is missing.
+pub fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
+    if a.len() < m * b.k || c.len() < m * b.n || !available() {
         return false;
     }
-    let panels = b.n / PANEL;
-    let threads = threads.clamp(1, panels.max(1));
-    if threads == 1 {
-        run_panels(a, m, b, 0..panels, c, b.n);
-        return true;
-    }
-    // Each thread gets a contiguous range of panels and a private copy of its columns of c.
-    let per = panels.div_ceil(threads);
-    let ranges: Vec<std::ops::Range<usize>> = (0..threads)
-        .map(|t| t * per..((t + 1) * per).min(panels))
-        .filter(|r| !r.is_empty())
-        .collect();
-    // On rayon's pool: its threads persist, so a product of a few rows does
-    // not pay for starting threads (24 products per embedding).
-    let parts: Vec<Vec<f32>> = ranges
-        .par_iter()
-        .map(|r| {
-            let width = r.len() * PANEL;
-            let mut part = vec![0.0f32; m * width];
-            for row in 0..m {
-                part[row * width..(row + 1) * width]
-                    .copy_from_slice(&c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL]);
-            }
-            run_panels(a, m, b, r.clone(), &mut part, width);
-            part
-        })
-        .collect();
-    for (r, part) in ranges.iter().zip(parts) {
-        let width = r.len() * PANEL;
-        if part.len() != m * width {
-            return false;
-        }
-        for row in 0..m {
-            c[row * b.n + r.start * PANEL..row * b.n + r.end * PANEL]
-                .copy_from_slice(&part[row * width..(row + 1) * width]);
-        }
-    }
-    true
+    split_columns(
+        m,
+        b.n,
+        PANEL,
+        b.n / PANEL,
+        threads,
+        c,
+        |panels, part, ldc| run_panels(a, m, b, panels, part, ldc),
+    )
 }
 
 /// Panels `panels` of b over all rows, into c (whose column 0 is panel `panels.start`).
@@ -216,7 +104,7 @@ fn run_panels(
             // SAFETY: callers checked AVX-512F and the slice sizes; every
             // offset the kernel touches is inside them.
             unsafe {
-                avx512::block(
+                kernel::block(
                     &a[r0 * b.k..],
                     rows,
                     m <= HALF_MAX_ROWS && half_enabled(),
@@ -236,7 +124,7 @@ fn run_panels(
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+mod kernel {
     use std::arch::x86_64::*;
 
     use super::{Packed, PANEL};
@@ -380,70 +268,5 @@ mod avx512 {
                 _mm512_storeu_ps(dst, _mm512_add_ps(_mm512_loadu_ps(dst), *v));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The packed kernel against matrixmultiply, for `m` rows, with the
-    /// weights as the kernel reads them (`round` applied to each).
-    fn check_kernel(m: usize, round: fn(f32) -> f32) {
-        let (k, n) = (40, 96);
-        let a: Vec<f32> = (0..m * k)
-            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0)
-            .collect();
-        let w: Vec<f32> = (0..k * n)
-            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 3.0)
-            .collect();
-        let read: Vec<f32> = w.iter().map(|&x| round(x)).collect();
-        let mut want = vec![0.5f32; m * n];
-        let mut got = want.clone();
-        let av = View {
-            data: &a,
-            rows: m,
-            cols: k,
-            row_stride: k,
-            col_stride: 1,
-        };
-        let bv = View {
-            data: &read,
-            rows: k,
-            cols: n,
-            row_stride: n,
-            col_stride: 1,
-        };
-        assert!(sgemm(1.0, av, bv, 1.0, &mut want, n));
-        let packed = Packed::new(&w, k, n).unwrap();
-        let mut got2 = got.clone();
-        assert!(gemm_packed(&a, m, &packed, &mut got, 1));
-        assert!(gemm_packed(&a, m, &packed, &mut got2, 2));
-        for ((g, g2), w) in got.iter().zip(&got2).zip(&want) {
-            assert!((g - w).abs() < 1e-3, "m = {m}: {g} vs {w}");
-            assert_eq!(g, g2);
-        }
-    }
-
-    #[test]
-    fn packed_kernel_matches_matrixmultiply() {
-        if !avx512_available() {
-            return;
-        }
-        // Many rows read the f32 weights.
-        check_kernel(HALF_MAX_ROWS + 8, |x| x);
-        // Few rows read them in bfloat16.
-        if half_enabled() {
-            check_kernel(13, |x| f32::from_bits(u32::from(to_bf16(x)) << 16));
-        }
-    }
-
-    #[test]
-    fn bf16_rounds_to_nearest_even() {
-        assert_eq!(to_bf16(1.0), 0x3f80);
-        // 1 + 2^-8 is halfway between two bfloat16 values: to the even one.
-        assert_eq!(to_bf16(1.0 + 1.0 / 256.0), 0x3f80);
-        assert_eq!(to_bf16(1.0 + 3.0 / 256.0), 0x3f82);
-        assert_eq!(to_bf16(-2.5), 0xc020);
     }
 }

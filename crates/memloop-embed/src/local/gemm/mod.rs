@@ -1,0 +1,291 @@
+//! Matrix products, and the one place with `unsafe` in the embedder. Three
+//! paths, chosen once per loaded model ([`GemmPath`]):
+//! - `portable`: matrixmultiply's strided GEMM (raw pointers behind a bounds check);
+//! - `avx512`: weights packed at load into 48-column panels for an AVX-512 FMA kernel;
+//! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
+//!
+//! Attention's small per-sentence products always take the portable path.
+#![allow(unsafe_code)]
+
+mod amx;
+mod avx512;
+
+use rayon::prelude::*;
+
+/// Which kernel runs the dense layers' products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmPath {
+    /// AMX tiles (`tdpbf16ps`): bfloat16 inputs, f32 accumulation.
+    Amx,
+    /// AVX-512 FMAs on f32 (bfloat16 weights for products of few rows).
+    Avx512,
+    /// matrixmultiply, on any CPU.
+    Portable,
+}
+
+/// The environment variable that picks a path (`amx`, `avx512`, `portable`)
+/// instead of the fastest one the machine has: for A/B runs.
+pub const GEMM_ENV: &str = "MEMLOOP_GEMM";
+
+impl GemmPath {
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmPath::Amx => "amx",
+            GemmPath::Avx512 => "avx512",
+            GemmPath::Portable => "portable",
+        }
+    }
+
+    /// True when this CPU (and, for AMX, the kernel) runs the path.
+    pub fn available(self) -> bool {
+        match self {
+            GemmPath::Amx => amx::available(),
+            GemmPath::Avx512 => avx512::available(),
+            GemmPath::Portable => true,
+        }
+    }
+
+    /// Every path this machine runs, fastest first.
+    pub fn all_available() -> Vec<GemmPath> {
+        [GemmPath::Amx, GemmPath::Avx512, GemmPath::Portable]
+            .into_iter()
+            .filter(|p| p.available())
+            .collect()
+    }
+
+    /// The path named by `MEMLOOP_GEMM`, or the fastest available when unset.
+    pub fn from_env() -> std::result::Result<GemmPath, String> {
+        let chosen = match std::env::var_os(GEMM_ENV) {
+            Some(v) => GemmPath::parse(&v.to_string_lossy())?,
+            None => None,
+        };
+        Ok(chosen.unwrap_or_else(GemmPath::best))
+    }
+
+    /// The fastest path this machine runs.
+    pub fn best() -> GemmPath {
+        GemmPath::all_available()
+            .first()
+            .copied()
+            .unwrap_or(GemmPath::Portable)
+    }
+
+    /// A value of `MEMLOOP_GEMM`: None when blank (the fastest path); an
+    /// error saying which paths this machine runs for an unknown name or a
+    /// path it cannot run.
+    pub fn parse(value: &str) -> std::result::Result<Option<GemmPath>, String> {
+        let names = || {
+            GemmPath::all_available()
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let path = match value.trim() {
+            "" => return Ok(None),
+            "amx" => GemmPath::Amx,
+            "avx512" => GemmPath::Avx512,
+            "portable" => GemmPath::Portable,
+            other => {
+                return Err(format!(
+                    "{GEMM_ENV}={other} is not a kernel; use one of: {} (or unset it)",
+                    names()
+                ))
+            }
+        };
+        if !path.available() {
+            return Err(format!(
+                "{GEMM_ENV}={} but this machine cannot run it; use one of: {} (or unset it)",
+                path.name(),
+                names()
+            ));
+        }
+        Ok(Some(path))
+    }
+}
+
+/// A weight matrix (`k × n`) laid out once at load for one path.
+pub enum Weights {
+    Portable { w: Vec<f32>, k: usize, n: usize },
+    Avx512(avx512::Packed),
+    Amx(amx::Tiles),
+}
+
+impl Weights {
+    /// Lays out `w` (`k × n`, row-major) for `path`; a shape that path's
+    /// kernel does not take falls back to the portable layout.
+    pub fn new(path: GemmPath, w: Vec<f32>, k: usize, n: usize) -> Weights {
+        let laid = match path {
+            GemmPath::Amx if path.available() => amx::Tiles::new(&w, k, n).map(Weights::Amx),
+            GemmPath::Avx512 if path.available() => {
+                avx512::Packed::new(&w, k, n).map(Weights::Avx512)
+            }
+            _ => None,
+        };
+        laid.unwrap_or(Weights::Portable { w, k, n })
+    }
+
+    /// The path this layout runs on.
+    #[cfg(test)]
+    pub fn path(&self) -> GemmPath {
+        match self {
+            Weights::Portable { .. } => GemmPath::Portable,
+            Weights::Avx512(_) => GemmPath::Avx512,
+            Weights::Amx(_) => GemmPath::Amx,
+        }
+    }
+
+    /// c[m × n] += a[m × k] · W, with a row-major at stride k and c at stride
+    /// n. `threads` > 1 shares the columns among threads (worth it for few
+    /// rows). False (doing nothing) when the slices do not fit.
+    pub fn product(&self, a: &[f32], m: usize, c: &mut [f32], threads: usize) -> bool {
+        match self {
+            Weights::Portable { w, k, n } => {
+                let av = View {
+                    data: a,
+                    rows: m,
+                    cols: *k,
+                    row_stride: *k,
+                    col_stride: 1,
+                };
+                let bv = View {
+                    data: w,
+                    rows: *k,
+                    cols: *n,
+                    row_stride: *n,
+                    col_stride: 1,
+                };
+                sgemm(1.0, av, bv, 1.0, c, *n)
+            }
+            Weights::Avx512(p) => avx512::product(a, m, p, c, threads),
+            Weights::Amx(t) => amx::product(a, m, t, c, threads),
+        }
+    }
+}
+
+/// Runs `run(units, part, width)` over `units` column groups of `unit`
+/// columns of c (`m × n`, stride n), shared among `threads` rayon threads
+/// (persistent, so a product of a few rows does not pay for starting threads).
+/// Each thread writes a private copy of its columns, copied back after.
+fn split_columns(
+    m: usize,
+    n: usize,
+    unit: usize,
+    units: usize,
+    threads: usize,
+    c: &mut [f32],
+    run: impl Fn(std::ops::Range<usize>, &mut [f32], usize) + Sync,
+) -> bool {
+    let threads = threads.clamp(1, units.max(1));
+    if threads == 1 {
+        run(0..units, c, n);
+        return true;
+    }
+    let per = units.div_ceil(threads);
+    let ranges: Vec<std::ops::Range<usize>> = (0..threads)
+        .map(|t| t * per..((t + 1) * per).min(units))
+        .filter(|r| !r.is_empty())
+        .collect();
+    let c_ref = &*c;
+    let parts: Vec<Vec<f32>> = ranges
+        .par_iter()
+        .map(|r| {
+            let (lo, hi) = (r.start * unit, r.end * unit);
+            let width = hi - lo;
+            let mut part = vec![0.0f32; m * width];
+            for row in 0..m {
+                part[row * width..(row + 1) * width]
+                    .copy_from_slice(&c_ref[row * n + lo..row * n + hi]);
+            }
+            run(r.clone(), &mut part, width);
+            part
+        })
+        .collect();
+    for (r, part) in ranges.iter().zip(parts) {
+        let (lo, hi) = (r.start * unit, r.end * unit);
+        let width = hi - lo;
+        if part.len() != m * width {
+            return false;
+        }
+        for row in 0..m {
+            c[row * n + lo..row * n + hi].copy_from_slice(&part[row * width..(row + 1) * width]);
+        }
+    }
+    true
+}
+
+/// f32 to bfloat16, rounding to nearest even.
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+    (rounded >> 16) as u16
+}
+
+/// A row-major-or-strided view of a matrix inside a slice.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub data: &'a [f32],
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+impl View<'_> {
+    /// Largest index touched plus one; 0 for an empty matrix.
+    fn extent(rows: usize, cols: usize, rs: usize, cs: usize) -> usize {
+        if rows == 0 || cols == 0 {
+            0
+        } else {
+            (rows - 1) * rs + (cols - 1) * cs + 1
+        }
+    }
+}
+
+/// c = alpha·a·b + beta·c, where c is `a.rows × b.cols` at `c_row_stride` (column stride 1).
+/// Returns false (and does nothing) when the shapes or slices do not fit.
+pub fn sgemm(
+    alpha: f32,
+    a: View<'_>,
+    b: View<'_>,
+    beta: f32,
+    c: &mut [f32],
+    c_row_stride: usize,
+) -> bool {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let fits = a.cols == b.rows
+        && View::extent(m, k, a.row_stride, a.col_stride) <= a.data.len()
+        && View::extent(k, n, b.row_stride, b.col_stride) <= b.data.len()
+        && View::extent(m, n, c_row_stride, 1) <= c.len()
+        && c_row_stride >= n;
+    if !fits {
+        return false;
+    }
+    if m == 0 || n == 0 {
+        return true;
+    }
+    let to_isize = |x: usize| isize::try_from(x).unwrap_or(isize::MAX);
+    // SAFETY: every index the kernel reads or writes is below the extents checked above.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.data.as_ptr(),
+            to_isize(a.row_stride),
+            to_isize(a.col_stride),
+            b.data.as_ptr(),
+            to_isize(b.row_stride),
+            to_isize(b.col_stride),
+            beta,
+            c.as_mut_ptr(),
+            to_isize(c_row_stride),
+            1,
+        );
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;
