@@ -1,0 +1,84 @@
+//! A/B of the matrix kernels in one process: one model per kernel this
+//! machine runs, measured in interleaved rounds so that load from other
+//! processes falls on all of them alike.
+//!
+//! cargo run --release -p memloop-embed --example gemm_ab -- CORPUS [ROUNDS]
+//!
+//! CORPUS: texts, one per line (`memloop bench --dump-corpus FILE` writes the
+//! bench's). Prints, per round, batch-32 sentences/s and the p50 of one text,
+//! then each kernel's medians and their ratio to the AVX-512 kernel.
+
+use std::time::Instant;
+
+use memloop_core::Embedder;
+use memloop_embed::{GemmPath, MiniLmEmbedder};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Res<()> {
+    let mut args = std::env::args().skip(1);
+    let corpus = args
+        .next()
+        .ok_or("usage: gemm_ab CORPUS [ROUNDS] (CORPUS: texts, one per line)")?;
+    let rounds: usize = args.next().map_or(Ok(5), |r| r.parse())?;
+    let text = std::fs::read_to_string(&corpus)?;
+    let texts: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if texts.is_empty() {
+        return Err(format!("{corpus} holds no texts").into());
+    }
+    let dir = memloop_embed::locate_model_dir(None)?;
+    let mut models = Vec::new();
+    for path in GemmPath::all_available() {
+        let m = MiniLmEmbedder::load_with_gemm(&dir, path)?;
+        m.embed_batch(&texts[..texts.len().min(64)])?; // warm-up
+        models.push((path, m, Vec::new(), Vec::new()));
+    }
+    let singles = texts.len().min(200);
+    for round in 0..rounds {
+        for (path, model, batch, single) in &mut models {
+            let t = Instant::now();
+            for chunk in texts.chunks(32) {
+                model.embed_batch(chunk)?;
+            }
+            let rate = texts.len() as f64 / t.elapsed().as_secs_f64();
+            let mut lat = Vec::with_capacity(singles);
+            for t in &texts[..singles] {
+                let s = Instant::now();
+                model.embed(t)?;
+                lat.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            let p50 = median(lat);
+            println!(
+                "round {round} {:>8}: batch-32 {rate:7.1} sentences/s, one text p50 {p50:.2} ms",
+                path.name()
+            );
+            batch.push(rate);
+            single.push(p50);
+        }
+    }
+    let base = models
+        .iter()
+        .find(|m| m.0 == GemmPath::Avx512)
+        .map(|m| (median(m.2.clone()), median(m.3.clone())));
+    println!("\nmedians over {rounds} rounds ({} texts):", texts.len());
+    for (path, _, batch, single) in &models {
+        let (b, s) = (median(batch.clone()), median(single.clone()));
+        let ratio = base.map_or(String::new(), |(bb, bs)| {
+            format!(
+                "  (vs avx512: batch {:.2}x, one text {:.2}x the time)",
+                b / bb,
+                s / bs
+            )
+        });
+        println!(
+            "{:>8}: batch-32 {b:7.1} sentences/s, one text p50 {s:.2} ms{ratio}",
+            path.name()
+        );
+    }
+    Ok(())
+}
