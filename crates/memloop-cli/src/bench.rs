@@ -20,7 +20,7 @@ use crate::output::{progress_bar, Output};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Memories in the measured scope, one run per size.
+    /// Memories in the measured scope, one run per size (0: none).
     #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
     sizes: Vec<usize>,
     /// Also measure the vector index alone at 1,000,000 vectors.
@@ -53,6 +53,14 @@ pub struct BenchArgs {
     /// first half written, as when everything has the same TTL).
     #[arg(long, default_value = "interleaved")]
     gc_layout: String,
+    /// Users in the long-conversation figure (about 500 turns each,
+    /// assistant replies of 1-3k characters; 0: skip the figure).
+    #[arg(long, default_value_t = 2)]
+    long_users: usize,
+    /// Write the long-conversation dataset (`--long-users` users, in the
+    /// eval format, for `memloop eval jsonl`) to this file and exit.
+    #[arg(long)]
+    write_long_jsonl: Option<PathBuf>,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -102,6 +110,12 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         eprintln!("wrote {} sentences to {}", texts.len(), path.display());
         return Ok(());
     }
+    if let Some(path) = &a.write_long_jsonl {
+        let convs = crate::longcorpus::conversations(LONG_SEED, a.long_users.max(1), 500, 30);
+        crate::eval::format::write_jsonl(path, &convs)?;
+        eprintln!("wrote {} conversations to {}", convs.len(), path.display());
+        return Ok(());
+    }
     let durability = match a.durability.as_str() {
         "full" => Durability::Full,
         "process" => Durability::Process,
@@ -126,7 +140,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         }
     };
     let mut stores = Vec::new();
-    for &n in &a.sizes {
+    for &n in a.sizes.iter().filter(|&&n| n > 0) {
         let fig = bench_store(
             out,
             &embedder,
@@ -155,6 +169,11 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         )?;
         print_gc(out, &fig);
         report["gc"] = fig;
+    }
+    if a.long_users > 0 {
+        let fig = bench_long(out, &embedder, &work.join("store-long"), a.long_users)?;
+        print_long(out, &fig);
+        report["long"] = fig;
     }
     if a.large {
         let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;
@@ -566,6 +585,84 @@ fn print_gc(out: &Output, v: &Value) {
     println!(
         "  search after gc       p99 {:>7.3} ms",
         f(v, "search_p99_ms_after")
+    );
+}
+
+/// Seed of the long-conversation dataset (the bench and the written file agree).
+const LONG_SEED: u64 = 500;
+
+/// Search on long conversations (crate::longcorpus): each user's turns
+/// stored as the eval stores them (episodes with their neighbours as
+/// keyword context, embedded by the model), then every question asked as
+/// the eval asks it (top 50), timed without the query embedding.
+fn bench_long(
+    out: &Output,
+    e: &Arc<MiniLmEmbedder>,
+    dir: &std::path::Path,
+    users: usize,
+) -> anyhow::Result<Value> {
+    let _ = std::fs::remove_dir_all(dir);
+    let convs = crate::longcorpus::conversations(LONG_SEED, users, 500, 30);
+    let mut times = Vec::new();
+    let mut turns = 0;
+    let mut chars = 0;
+    let t = Instant::now();
+    for (i, conv) in convs.iter().enumerate() {
+        let memory = crate::eval::ingest(
+            out,
+            e,
+            &dir.join(format!("user-{i}")),
+            conv,
+            (crate::eval::EPISODE_CONTEXT_TURNS, 0.5),
+            &mut 0,
+        )?;
+        for s in &conv.sessions {
+            turns += s.turns.len();
+            chars += s.turns.iter().map(|t| t.text.len()).sum::<usize>();
+        }
+        let vectors: Vec<Vec<f32>> = conv
+            .questions
+            .iter()
+            .map(|q| e.embed(&q.question))
+            .collect::<memloop::Result<_>>()?;
+        // Warm: the first search loads the partition.
+        let mut q = SearchQuery::new(crate::eval::scope(conv), "");
+        q.top_k = 50;
+        memory.search_by_vector(&q, &vectors[0])?;
+        for _ in 0..3 {
+            for (question, v) in conv.questions.iter().zip(&vectors) {
+                q.text = question.question.clone();
+                let t = Instant::now();
+                memory.search_by_vector(&q, v)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let ingest_s = t.elapsed().as_secs_f64();
+    times.sort_by(f64::total_cmp);
+    Ok(json!({
+        "users": users, "turns": turns, "mean_turn_chars": chars as f64 / turns.max(1) as f64,
+        "searches": times.len(), "ingest_and_search_s": ingest_s,
+        "search_top50_p50_ms": percentile(&times, 0.5),
+        "search_top50_p99_ms": percentile(&times, 0.99),
+    }))
+}
+
+fn print_long(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!(
+        "long conversations: {} users, {} turns, {:.0} characters a turn",
+        v["users"],
+        v["turns"],
+        f(v, "mean_turn_chars")
+    );
+    println!(
+        "  search top 50         p50 {:>7.3} ms  p99 {:>7.3} ms  (no query embedding, {} searches)",
+        f(v, "search_top50_p50_ms"),
+        f(v, "search_top50_p99_ms"),
+        v["searches"]
     );
 }
 

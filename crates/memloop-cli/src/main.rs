@@ -7,6 +7,7 @@ mod corpus;
 mod demo;
 mod eval;
 mod local_model;
+mod longcorpus;
 mod mcp;
 mod output;
 mod remember;

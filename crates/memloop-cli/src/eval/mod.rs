@@ -5,7 +5,7 @@
 //! question's evidence turns. Baselines (BM25 only, dense only) run on the
 //! same stores in the same run.
 
-mod format;
+pub(crate) mod format;
 mod gate;
 mod locomo;
 mod metrics;
@@ -221,14 +221,14 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
 /// Turns on each side of a turn that are indexed with it (as keyword context):
 /// a reply such as "Yes, last Saturday!" is found through what it answers.
 /// ±2 beat ±1 and ±3 on the dev split (docs/retrieval.md).
-const EPISODE_CONTEXT_TURNS: usize = 2;
+pub(crate) const EPISODE_CONTEXT_TURNS: usize = 2;
 
 /// The text stored for a turn: who said it, and what.
 fn turn_text(speaker: &str, text: &str) -> String {
     format!("{speaker}: {text}")
 }
 
-fn ingest(
+pub(crate) fn ingest(
     out: &Output,
     embedder: &Arc<MiniLmEmbedder>,
     dir: &Path,
@@ -315,7 +315,7 @@ fn prefix(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-fn scope(conv: &Conversation) -> Scope {
+pub(crate) fn scope(conv: &Conversation) -> Scope {
     Scope::user(conv.id.clone()).with_tenant("eval")
 }
 
