@@ -13,6 +13,7 @@ mod output;
 mod remember;
 mod serve;
 mod session;
+mod transfer;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -100,6 +101,10 @@ enum Command {
     Stats,
     /// Re-embed every memory with the configured embedder.
     Reindex,
+    /// Write the store (or one user) as JSONL to stdout: a backup, or a move to another backend (docs/export.md).
+    Export(transfer::ExportArgs),
+    /// Read a file written by `export` into the store; what is stored already is skipped.
+    Import(transfer::ImportArgs),
     /// Replay queued long-term writes, save derived indexes, prune the change log.
     Gc,
     /// A scripted two-session conversation through the loop, offline: what was recalled, kept and why.
@@ -254,6 +259,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Forget { scope, purge } => commands::forget(&config, &out, &scope, purge),
         Command::Stats => commands::stats(&config, &out),
         Command::Reindex => commands::reindex(&config, &out),
+        Command::Export(a) => transfer::export(&config, a),
+        Command::Import(a) => transfer::import(&config, &out, a),
         Command::Gc => commands::gc(&config, &out),
         Command::Demo => demo::run(&config, &out),
         Command::Chat(a) => chat::run(&config, &out, a),

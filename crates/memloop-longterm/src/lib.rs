@@ -58,6 +58,7 @@
 //! [`Error::class`]: memloop_core::Error::class
 
 pub mod checks;
+pub mod dump;
 mod query;
 pub mod rank;
 
@@ -208,4 +209,23 @@ pub trait LongTermStore: Send + Sync {
 
     /// How many writes wait.
     fn outbox_len(&self) -> Result<usize>;
+
+    // --- export and import (`dump`, docs/export.md) ---
+
+    /// Hands `out` every memory (current or not; of one user id in every
+    /// tenant when `user` is set), by id, then every history entry of those
+    /// partitions, by memory id and oldest first; vectors only when
+    /// `vectors`. Never the header line.
+    fn dump(
+        &self,
+        user: Option<&str>,
+        vectors: bool,
+        out: &mut dyn FnMut(dump::DumpLine) -> Result<()>,
+    ) -> Result<()>;
+
+    /// Writes dumped memories and history as they are (ids, times,
+    /// supersession), one transaction. A memory whose id is stored, and a
+    /// history group of a memory that has history, are skipped, so
+    /// importing the same dump twice writes nothing the second time.
+    fn restore(&self, batch: &dump::RestoreBatch) -> Result<dump::RestoreReport>;
 }

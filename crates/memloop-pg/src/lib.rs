@@ -31,6 +31,7 @@
 //!   A broken connection is dropped and the transaction, which the server
 //!   rolled back, is retried on a new one for up to `retry_timeout_ms`.
 
+mod dump;
 mod error;
 mod outbox;
 mod pool;

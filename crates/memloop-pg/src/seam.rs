@@ -4,6 +4,7 @@ use memloop_core::time::Clock;
 use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
+use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::{
     EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
     OutboxEntry, SearchQuery, Stats,
@@ -127,5 +128,18 @@ impl LongTermStore for PgStore {
 
     fn outbox_len(&self) -> Result<usize> {
         PgStore::outbox_len(self)
+    }
+
+    fn dump(
+        &self,
+        user: Option<&str>,
+        vectors: bool,
+        out: &mut dyn FnMut(DumpLine) -> Result<()>,
+    ) -> Result<()> {
+        PgStore::dump(self, user, vectors, out)
+    }
+
+    fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
+        PgStore::restore(self, batch)
     }
 }

@@ -25,6 +25,7 @@
 //! directory at the same time initialise it once.
 
 mod access;
+mod dump;
 mod expire;
 mod keyword;
 mod outbox;

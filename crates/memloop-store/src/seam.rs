@@ -7,6 +7,7 @@ use memloop_core::time::Clock;
 use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
+use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::{
     EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
     OutboxEntry, SearchQuery, Stats,
@@ -139,5 +140,18 @@ impl LongTermStore for EmbeddedStore {
 
     fn outbox_len(&self) -> Result<usize> {
         self.located(EmbeddedStore::outbox_len(self))
+    }
+
+    fn dump(
+        &self,
+        user: Option<&str>,
+        vectors: bool,
+        out: &mut dyn FnMut(DumpLine) -> Result<()>,
+    ) -> Result<()> {
+        self.located(EmbeddedStore::dump(self, user, vectors, out))
+    }
+
+    fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
+        self.located(EmbeddedStore::restore(self, batch))
     }
 }

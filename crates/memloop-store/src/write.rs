@@ -10,7 +10,7 @@ use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
 use memloop_longterm::checks::check_new;
 use memloop_longterm::{EmbedFn, ForgetReport, MemoryUpdate};
 
-fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
+pub(crate) fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
     tx.prepare_cached("INSERT INTO index_log (partition, row) VALUES (?1, ?2)")
         .map_err(sql_err)?
         .execute(params![partition, row])
