@@ -6,11 +6,7 @@
 //! and two tenants see nothing of each other through either server.
 //! Needs the test server (scripts/pg.sh); starts it when it can.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
