@@ -5,6 +5,7 @@ pub mod context;
 mod error;
 pub mod filter;
 pub mod fusion;
+pub mod links;
 pub mod llm;
 mod record;
 mod scope;

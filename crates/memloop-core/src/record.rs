@@ -96,6 +96,10 @@ pub struct NewMemory {
     pub expires_at: Option<i64>,
     #[serde(default)]
     pub provenance: Provenance,
+    /// The entities it names and relations it states, written with it
+    /// (the facade fills them when empty; see `crate::links`).
+    #[serde(skip)]
+    pub links: crate::links::Links,
 }
 
 /// The earliest time a memory may carry: 0000-01-01T00:00:00Z. Times are
@@ -330,6 +334,10 @@ pub struct SignalScores {
     /// (`memloop_core::fusion::decay`); 0 when the search weighs it 0.
     #[serde(default)]
     pub decay: f32,
+    /// Reached from a direct hit through an entity both name (entity
+    /// expansion): the score that link gave it; 0 for a direct hit only.
+    #[serde(default)]
+    pub graph: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -59,6 +59,7 @@
 
 pub mod checks;
 pub mod dump;
+pub mod graph;
 mod query;
 pub mod rank;
 
@@ -173,6 +174,33 @@ pub trait LongTermStore: Send + Sync {
     /// The users, and agents without a user, with current (not expired)
     /// memories in `tenant`.
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>>;
+
+    /// The entities named by current memories of `scope` (its partition,
+    /// narrowed as `scope` narrows it), most mentioned first. A backend
+    /// without a graph answers none.
+    fn graph_entities(&self, scope: &Scope) -> Result<Vec<graph::GraphEntity>> {
+        let _ = scope;
+        Ok(Vec::new())
+    }
+
+    /// One entity of `scope` by name (any case), with its relations, the
+    /// entities named beside it and the memories naming it, or None.
+    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<graph::EntityLinks>> {
+        let _ = (scope, name);
+        Ok(None)
+    }
+
+    /// The current memories of `scope` that share an entity with one of
+    /// the memories `seed_ids` (themselves left out), within `limits`.
+    fn linked(
+        &self,
+        scope: &Scope,
+        seed_ids: &[&str],
+        limits: &graph::LinkLimits,
+    ) -> Result<Vec<graph::Linked>> {
+        let _ = (scope, seed_ids, limits);
+        Ok(Vec::new())
+    }
 
     /// Every change of one memory of `tenant`, oldest first.
     fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>>;

@@ -39,6 +39,7 @@ mod draft;
 mod fact;
 mod home_work;
 mod lexicon;
+pub mod links;
 mod reconcile;
 mod rules;
 mod time;

@@ -1,0 +1,61 @@
+//! The entity graph as the store answers it: the entities of a scope, one
+//! entity's links, and the memories one hop from a set of memories. Kept
+//! beside the memories (same database, same transactions); a memory that is
+//! deleted, superseded or expired no longer links anything, and `forget`
+//! removes its mentions (and with `purge`, the names no memory mentions).
+
+use memloop_core::links::EntityKind;
+use memloop_core::MemoryRecord;
+use serde::Serialize;
+
+/// An entity named in a scope's current memories.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphEntity {
+    /// As first written ("Anna", "Acme Corp").
+    pub name: String,
+    pub kind: EntityKind,
+    /// Current memories that mention it.
+    pub memories: i64,
+}
+
+/// A relation between two entities, and the memory that states it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphRelation {
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    pub memory_id: String,
+}
+
+/// One entity with what links to it: `memloop links ENTITY`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntityLinks {
+    pub entity: GraphEntity,
+    /// Relations it is an end of, stated by current memories.
+    pub relations: Vec<GraphRelation>,
+    /// Entities named in the same current memories, with how many.
+    pub co_mentioned: Vec<GraphEntity>,
+    /// Current memories that mention it, newest first.
+    pub memories: Vec<MemoryRecord>,
+}
+
+/// How far a search's expansion reaches from one memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkLimits {
+    /// An entity named by more current memories than this (the user, a
+    /// conversation's speakers) links too much to tell anything: skipped.
+    pub max_entity_memories: usize,
+    /// At most this many memories reached through one entity of one seed.
+    pub per_entity: usize,
+}
+
+/// A memory reached from a seed memory through an entity both mention.
+#[derive(Debug, Clone)]
+pub struct Linked {
+    pub seed_id: String,
+    /// The entity's name as first written.
+    pub entity: String,
+    /// Current memories mentioning the entity (its specificity).
+    pub entity_memories: usize,
+    pub record: MemoryRecord,
+}
