@@ -59,3 +59,43 @@ pub struct Linked {
     pub entity_memories: usize,
     pub record: MemoryRecord,
 }
+
+/// How a search follows entity links from its best hits (done by the
+/// facade over [`crate::LongTermStore::linked`]): the top `seeds` hits'
+/// entities lead to other current memories naming them, each scored
+/// `weight` × the score of the hit it was reached from (× `weight` again
+/// per further hop), so a linked memory ranks below what led to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Expansion {
+    /// Links followed from a hit: 0 turns expansion off.
+    pub hops: usize,
+    /// Hits whose entities are followed.
+    pub seeds: usize,
+    /// A linked memory's score relative to the hit it was reached from (0..1).
+    pub weight: f32,
+    pub limits: LinkLimits,
+}
+
+impl Expansion {
+    /// No expansion: direct hits only.
+    pub const OFF: Expansion = Expansion {
+        hops: 0,
+        ..Expansion::ON
+    };
+
+    /// One hop from the top 5 hits, at half their score, through entities
+    /// named by at most 20 memories, 5 memories per entity.
+    pub const ON: Expansion = Expansion {
+        hops: 1,
+        seeds: 5,
+        weight: 0.5,
+        limits: LinkLimits {
+            max_entity_memories: 20,
+            per_entity: 5,
+        },
+    };
+
+    pub fn is_on(&self) -> bool {
+        self.hops > 0 && self.seeds > 0 && self.weight > 0.0
+    }
+}

@@ -79,6 +79,9 @@ pub struct SearchQuery {
     /// The decay signal's weight and half-life. None: the facade's
     /// configured one (`[forgetting]`); a store given None uses none.
     pub decay: Option<Decay>,
+    /// Entity expansion from the top hits (`graph::Expansion`). None: the
+    /// facade's configured one; a store ignores it.
+    pub expand: Option<crate::graph::Expansion>,
 }
 
 impl SearchQuery {
@@ -101,6 +104,7 @@ impl SearchQuery {
             as_of: None,
             include_superseded: false,
             decay: None,
+            expand: None,
         }
     }
 }
@@ -150,6 +154,9 @@ pub struct MemoryUpdate {
     pub metadata: Option<Value>,
     pub expires_at: Option<Option<i64>>,
     pub importance: Option<f32>,
+    /// With a new text: the entities and relations it names, replacing the
+    /// old text's (the facade fills them).
+    pub links: memloop_core::links::Links,
 }
 
 /// What deleting expired memories did.

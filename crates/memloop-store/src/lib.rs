@@ -27,6 +27,7 @@
 mod access;
 mod dump;
 mod expire;
+mod graph;
 mod keyword;
 mod outbox;
 mod partition;

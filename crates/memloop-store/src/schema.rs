@@ -92,6 +92,35 @@ ALTER TABLE memories ADD COLUMN superseded_by TEXT;
 -- What gc reads to find expired memories without scanning the table.
 CREATE INDEX memories_by_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
 "#,
+    r#"
+-- The entity graph (graph.rs): the names a partition's memories mention,
+-- which memory mentions which, and typed relations a memory states.
+-- Mentions and relations go with their memory's row (ON DELETE CASCADE);
+-- forget removes the names no memory mentions any more.
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY,
+    partition TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    UNIQUE (partition, key)
+);
+CREATE TABLE mentions (
+    entity INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    memory_row INTEGER NOT NULL REFERENCES memories (row) ON DELETE CASCADE,
+    PRIMARY KEY (entity, memory_row)
+) WITHOUT ROWID;
+CREATE INDEX mentions_by_memory ON mentions (memory_row);
+CREATE TABLE relations (
+    subject INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    relation TEXT NOT NULL,
+    object INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    memory_row INTEGER NOT NULL REFERENCES memories (row) ON DELETE CASCADE,
+    PRIMARY KEY (subject, relation, object, memory_row)
+) WITHOUT ROWID;
+CREATE INDEX relations_by_object ON relations (object);
+CREATE INDEX relations_by_memory ON relations (memory_row);
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

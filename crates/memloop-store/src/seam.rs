@@ -8,6 +8,7 @@ use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
+use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
     EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
     OutboxEntry, SearchQuery, Stats,
@@ -100,6 +101,18 @@ impl LongTermStore for EmbeddedStore {
 
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
         self.located(EmbeddedStore::entities(self, tenant))
+    }
+
+    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
+        self.located(EmbeddedStore::graph_entities(self, scope))
+    }
+
+    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
+        self.located(EmbeddedStore::entity_links(self, scope, name))
+    }
+
+    fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>> {
+        self.located(EmbeddedStore::linked(self, scope, seed_ids, limits))
     }
 
     fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {

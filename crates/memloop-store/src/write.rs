@@ -163,6 +163,7 @@ impl EmbeddedStore {
                 params![rec.text, rec.content_hash, vector_to_blob(&v), row],
             )
             .map_err(sql_err)?;
+            crate::graph::replace_links(&tx, &partition, row, &change.links)?;
         }
         if let Some(m) = change.metadata {
             rec.metadata = m;
@@ -399,6 +400,8 @@ impl EmbeddedStore {
         if purge && whole {
             report.history_deleted += crate::purge::delete_partition_history(&tx, partition)?;
         }
+        // Their mentions went with the rows; the names nothing mentions go now.
+        crate::graph::drop_unmentioned(&tx, partition)?;
         report.memories_deleted = targets.len();
         // Queued writes of the scope would bring its memories back.
         let queued: Vec<(i64, String)> = {
@@ -503,6 +506,7 @@ fn add_in(
     now: i64,
 ) -> Result<MemoryRecord> {
     let id = uuid::Uuid::now_v7().to_string();
+    let links = m.links;
     let record = MemoryRecord {
         id: id.clone(),
         text: m.text,
@@ -523,6 +527,7 @@ fn add_in(
         superseded_by: None,
     };
     let row = insert_row(tx, partition, &record, v)?;
+    crate::graph::write_links(tx, partition, row, &links)?;
     log_history(
         tx,
         &id,

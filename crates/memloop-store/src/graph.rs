@@ -1,0 +1,328 @@
+//! The entity graph in the store's SQLite (tables `entities`, `mentions`,
+//! `relations`, schema.rs): written in the transaction that writes the
+//! memory, read by `memloop entities` / `memloop links` and by search's
+//! entity expansion. Only current memories link: a deleted, superseded or
+//! expired one keeps its mentions for history but no read follows them;
+//! `forget` deletes them with the rows, and the names nothing mentions.
+
+use std::collections::{HashMap, HashSet};
+
+use memloop_core::links::{entity_key, EntityKind, Links};
+use memloop_core::{MemoryRecord, Result, Scope};
+use memloop_longterm::graph::{EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::{sql_err, EmbeddedStore};
+
+/// A current memory of the scope (partition ?1, agent ?2, session ?3, now ?4),
+/// as a condition on table alias `m`.
+const CURRENT_IN_SCOPE: &str = "m.partition = ?1 AND m.valid_until IS NULL \
+     AND (m.expires_at IS NULL OR m.expires_at > ?4) \
+     AND (?2 IS NULL OR m.agent_id = ?2) AND (?3 IS NULL OR m.session_id = ?3)";
+
+/// Writes a memory's mentions and relations inside its transaction.
+pub(crate) fn write_links(
+    tx: &Transaction<'_>,
+    partition: &str,
+    row: i64,
+    links: &Links,
+) -> Result<()> {
+    let mut ids: HashMap<String, i64> = HashMap::new();
+    for m in &links.mentions {
+        let id = entity_id(tx, partition, &m.name, m.kind)?;
+        ids.insert(entity_key(&m.name), id);
+        tx.prepare_cached("INSERT OR IGNORE INTO mentions (entity, memory_row) VALUES (?1, ?2)")
+            .map_err(sql_err)?
+            .execute(params![id, row])
+            .map_err(sql_err)?;
+    }
+    for r in &links.relations {
+        let (Some(&s), Some(&o)) = (
+            ids.get(&entity_key(&r.subject)),
+            ids.get(&entity_key(&r.object)),
+        ) else {
+            continue; // `Links::relate` mentions both ends; a hand-built one may not.
+        };
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(sql_err)?
+        .execute(params![s, r.relation, o, row])
+        .map_err(sql_err)?;
+    }
+    Ok(())
+}
+
+/// Replaces a memory's links (its text changed).
+pub(crate) fn replace_links(
+    tx: &Transaction<'_>,
+    partition: &str,
+    row: i64,
+    links: &Links,
+) -> Result<()> {
+    tx.execute("DELETE FROM mentions WHERE memory_row = ?1", [row])
+        .map_err(sql_err)?;
+    tx.execute("DELETE FROM relations WHERE memory_row = ?1", [row])
+        .map_err(sql_err)?;
+    write_links(tx, partition, row, links)?;
+    drop_unmentioned(tx, partition)?;
+    Ok(())
+}
+
+/// Deletes the partition's entities no memory mentions (after rows went):
+/// with `secure_delete`, a purged name leaves no trace in the file.
+pub(crate) fn drop_unmentioned(tx: &Transaction<'_>, partition: &str) -> Result<usize> {
+    tx.execute(
+        "DELETE FROM entities WHERE partition = ?1 \
+         AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = entities.id)",
+        [partition],
+    )
+    .map_err(sql_err)
+}
+
+/// The entity's id in the partition, created on first mention; a known kind
+/// replaces an unknown one.
+fn entity_id(tx: &Transaction<'_>, partition: &str, name: &str, kind: EntityKind) -> Result<i64> {
+    let key = entity_key(name);
+    let found: Option<(i64, String)> = tx
+        .prepare_cached("SELECT id, kind FROM entities WHERE partition = ?1 AND key = ?2")
+        .map_err(sql_err)?
+        .query_row(params![partition, key], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+        .map_err(sql_err)?;
+    match found {
+        Some((id, old)) => {
+            if EntityKind::parse(&old) == EntityKind::Unknown && kind != EntityKind::Unknown {
+                tx.execute(
+                    "UPDATE entities SET kind = ?1 WHERE id = ?2",
+                    params![kind.as_str(), id],
+                )
+                .map_err(sql_err)?;
+            }
+            Ok(id)
+        }
+        None => {
+            tx.prepare_cached(
+                "INSERT INTO entities (partition, key, name, kind) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(sql_err)?
+            .execute(params![partition, key, name.trim(), kind.as_str()])
+            .map_err(sql_err)?;
+            Ok(tx.last_insert_rowid())
+        }
+    }
+}
+
+/// The SQL parameters of `CURRENT_IN_SCOPE`.
+fn scope_params(scope: &Scope, now: i64) -> Result<(String, Option<String>, Option<String>, i64)> {
+    Ok((
+        scope.partition()?,
+        scope.agent_id.clone(),
+        scope.session_id.clone(),
+        now,
+    ))
+}
+
+fn entity_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GraphEntity> {
+    Ok(GraphEntity {
+        name: r.get(0)?,
+        kind: EntityKind::parse(&r.get::<_, String>(1)?),
+        memories: r.get(2)?,
+    })
+}
+
+impl EmbeddedStore {
+    pub(crate) fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
+        let (p, agent, session, now) = scope_params(scope, self.now())?;
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT e.name, e.kind, count(*) FROM entities e \
+                 JOIN mentions x ON x.entity = e.id JOIN memories m ON m.row = x.memory_row \
+                 WHERE e.partition = ?1 AND {CURRENT_IN_SCOPE} \
+                 GROUP BY e.id ORDER BY 3 DESC, e.key"
+            ))
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map(params![p, agent, session, now], entity_from_row)
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)
+    }
+
+    pub(crate) fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
+        let (p, agent, session, now) = scope_params(scope, self.now())?;
+        let conn = self.conn();
+        let found: Option<(i64, String, String)> = conn
+            .prepare_cached("SELECT id, name, kind FROM entities WHERE partition = ?1 AND key = ?2")
+            .map_err(sql_err)?
+            .query_row(params![p, entity_key(name)], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()
+            .map_err(sql_err)?;
+        let Some((id, name, kind)) = found else {
+            return Ok(None);
+        };
+        let memories = mentioning(&conn, id, (&p, &agent, &session, now), 100)?;
+        if memories.is_empty() {
+            return Ok(None);
+        }
+        let relations = {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT s.name, r.relation, o.name, m.id FROM relations r \
+                     JOIN entities s ON s.id = r.subject JOIN entities o ON o.id = r.object \
+                     JOIN memories m ON m.row = r.memory_row \
+                     WHERE (r.subject = ?5 OR r.object = ?5) AND {CURRENT_IN_SCOPE} \
+                     ORDER BY m.created_at DESC"
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params![p, agent, session, now, id], |r| {
+                    Ok(GraphRelation {
+                        subject: r.get(0)?,
+                        relation: r.get(1)?,
+                        object: r.get(2)?,
+                        memory_id: r.get(3)?,
+                    })
+                })
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sql_err)?
+        };
+        let co_mentioned = {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT e.name, e.kind, count(*) FROM mentions x \
+                     JOIN mentions y ON y.memory_row = x.memory_row AND y.entity <> x.entity \
+                     JOIN entities e ON e.id = y.entity JOIN memories m ON m.row = x.memory_row \
+                     WHERE x.entity = ?5 AND {CURRENT_IN_SCOPE} \
+                     GROUP BY e.id ORDER BY 3 DESC, e.key LIMIT 50"
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params![p, agent, session, now, id], entity_from_row)
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sql_err)?
+        };
+        Ok(Some(EntityLinks {
+            entity: GraphEntity {
+                name,
+                kind: EntityKind::parse(&kind),
+                memories: memories.len() as i64,
+            },
+            relations,
+            co_mentioned,
+            memories,
+        }))
+    }
+
+    pub(crate) fn linked(
+        &self,
+        scope: &Scope,
+        seed_ids: &[&str],
+        limits: &LinkLimits,
+    ) -> Result<Vec<Linked>> {
+        let (p, agent, session, now) = scope_params(scope, self.now())?;
+        let conn = self.conn();
+        let seeds: HashSet<&str> = seed_ids.iter().copied().collect();
+        // (seed, entity id, entity name), seeds in the order given.
+        let mut via: Vec<(String, i64, String)> = Vec::new();
+        {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT e.id, e.name FROM memories s JOIN mentions x ON x.memory_row = s.row \
+                     JOIN entities e ON e.id = x.entity WHERE s.id = ?1 AND s.partition = ?2",
+                )
+                .map_err(sql_err)?;
+            for seed in seed_ids {
+                let rows = stmt
+                    .query_map(params![seed, p], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?)))
+                    .map_err(sql_err)?;
+                for r in rows {
+                    let (id, name) = r.map_err(sql_err)?;
+                    via.push((seed.to_string(), id, name));
+                }
+            }
+        }
+        let mut counted: HashMap<i64, usize> = HashMap::new();
+        let mut reached: HashMap<i64, Vec<MemoryRecord>> = HashMap::new();
+        let mut out = Vec::new();
+        for (seed, entity, name) in via {
+            let count = match counted.get(&entity) {
+                Some(&n) => n,
+                None => {
+                    let n: i64 = conn
+                        .prepare_cached(&format!(
+                            "SELECT count(*) FROM mentions x JOIN memories m ON m.row = x.memory_row \
+                             WHERE x.entity = ?5 AND {CURRENT_IN_SCOPE}"
+                        ))
+                        .map_err(sql_err)?
+                        .query_row(params![p, agent, session, now, entity], |r| r.get(0))
+                        .map_err(sql_err)?;
+                    counted.insert(entity, n.max(0) as usize);
+                    n.max(0) as usize
+                }
+            };
+            if count > limits.max_entity_memories || count < 2 {
+                continue;
+            }
+            if !reached.contains_key(&entity) {
+                let found = mentioning(
+                    &conn,
+                    entity,
+                    (&p, &agent, &session, now),
+                    limits.per_entity + seeds.len(),
+                )?;
+                reached.insert(entity, found);
+            }
+            let found = reached.get(&entity).map(Vec::as_slice).unwrap_or_default();
+            for record in found
+                .iter()
+                .filter(|r| !seeds.contains(r.id.as_str()))
+                .take(limits.per_entity)
+            {
+                out.push(Linked {
+                    seed_id: seed.clone(),
+                    entity: name.clone(),
+                    entity_memories: count,
+                    record: record.clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Current memories of the scope mentioning `entity`, newest first.
+fn mentioning(
+    conn: &Connection,
+    entity: i64,
+    (p, agent, session, now): (&str, &Option<String>, &Option<String>, i64),
+    limit: usize,
+) -> Result<Vec<MemoryRecord>> {
+    let cols = RECORD_COLUMNS
+        .split(", ")
+        .map(|c| format!("m.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {cols} FROM mentions x JOIN memories m ON m.row = x.memory_row \
+             WHERE x.entity = ?5 AND {CURRENT_IN_SCOPE} ORDER BY m.created_at DESC, m.row DESC LIMIT ?6"
+        ))
+        .map_err(sql_err)?;
+    let rows = stmt
+        .query_map(
+            params![p, agent, session, now, entity, limit as i64],
+            record_from_row,
+        )
+        .map_err(sql_err)?;
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r.map_err(sql_err)?.1);
+    }
+    Ok(out)
+}
