@@ -16,6 +16,7 @@
 
 mod config;
 mod events;
+mod expand;
 mod forgetting;
 mod lazy;
 mod memory;
@@ -33,7 +34,7 @@ pub use config::{
 pub use forgetting::{
     ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
-pub use memory::{Lookup, Memory, MemoryById, RecordStatus};
+pub use memory::{Lookup, Memory, MemoryById, RecordStatus, DEFAULT_EXPANSION};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
@@ -56,6 +57,7 @@ pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
+pub use memloop_longterm::graph;
 pub use memloop_longterm::{
     Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
     SearchQuery, Stats,

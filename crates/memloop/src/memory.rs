@@ -9,6 +9,7 @@ use memloop_core::{
     Result, Scope, SearchHit, WriteResult,
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
+use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
     Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, Stats,
 };
@@ -18,6 +19,10 @@ use crate::config::{Config, EmbedderConfig};
 use crate::events::{log_writes, WriteLog};
 use crate::forgetting::{ForgettingConfig, GcReport};
 use crate::lazy::LazyEmbedder;
+
+/// The entity expansion of searches that name none (see
+/// `Memory::with_expansion` and docs/retrieval.md for the measurements).
+pub const DEFAULT_EXPANSION: Expansion = Expansion::OFF;
 
 /// Which memories a read by id answers with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -93,6 +98,7 @@ pub struct Memory {
     store: Arc<dyn LongTermStore>,
     embedder: Arc<dyn Embedder>,
     forgetting: ForgettingConfig,
+    expansion: Expansion,
 }
 
 /// The configured embedder, loaded on first use (see `LazyEmbedder`), with
@@ -178,7 +184,29 @@ impl Memory {
             store,
             embedder,
             forgetting: ForgettingConfig::default(),
+            expansion: DEFAULT_EXPANSION,
         }
+    }
+
+    /// This memory with another entity expansion for searches that name
+    /// none (`SearchQuery::expand`); `Expansion::OFF` turns it off.
+    pub fn with_expansion(mut self, expansion: Expansion) -> Memory {
+        self.expansion = expansion;
+        self
+    }
+
+    /// The entities named in current memories of `scope`, most mentioned
+    /// first (people, places, organisations, pets, things).
+    pub fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
+        scope.validate()?;
+        self.store.graph_entities(scope)
+    }
+
+    /// One entity of `scope` with its relations, the entities named with
+    /// it and the memories naming it; None if no current memory names it.
+    pub fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
+        scope.validate()?;
+        self.store.entity_links(scope, name)
     }
 
     /// This memory with another forgetting policy: default TTLs per kind
@@ -267,6 +295,7 @@ impl Memory {
         let now = self.clock().now();
         for (m, _) in &mut memories {
             self.default_ttl(m, now)?;
+            crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
         }
         let written = self.store.insert(scope, memories)?;
         Ok(written
@@ -355,6 +384,14 @@ impl Memory {
     /// `update_with` on a memory of `tenant` (another tenant's id: `NotFound`).
     pub fn update_in(&self, tenant: &str, id: &str, change: MemoryUpdate) -> Result<WriteResult> {
         validate_memory_id(id)?;
+        let mut change = change;
+        if let Some((text, _)) = &change.text {
+            let metadata = match &change.metadata {
+                Some(m) => m.clone(),
+                None => self.store.get(tenant, id)?.metadata,
+            };
+            crate::expand::fill_links(&mut change.links, text, &metadata);
+        }
         let (rec, old) = self.store.update(tenant, id, change)?;
         Ok(WriteResult {
             id: rec.id,
@@ -430,6 +467,8 @@ impl Memory {
             query
         };
         let hits = self.store.search(query, vector)?;
+        let expansion = query.expand.unwrap_or(self.expansion);
+        let hits = crate::expand::expand(self.store.as_ref(), query, hits, &expansion)?;
         let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
         if let Err(e) = self.store.record_access(&query.scope.tenant, &ids) {
             // Counts feed ranking only: the search's answer stands.
@@ -450,6 +489,7 @@ impl Memory {
     ) -> Result<(MemoryRecord, MemoryRecord)> {
         let (mut m, v) = new;
         self.default_ttl(&mut m, self.clock().now())?;
+        crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
         self.store.supersede(scope, old_id, (m, v), reason)
     }
 

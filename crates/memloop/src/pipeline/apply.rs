@@ -17,6 +17,11 @@ pub(super) fn new_memory(fact: &Fact, turn: &TurnToWrite, source: &str) -> NewMe
     if let (Some(obj), false) = (m.metadata.as_object_mut(), fact.entities.is_empty()) {
         obj.insert("entities".into(), fact.entities.clone().into());
     }
+    crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
+    for name in &fact.entities {
+        m.links
+            .mention(name, memloop_core::links::EntityKind::Unknown);
+    }
     m.importance = Some(fact.importance.clamp(0.0, 1.0));
     m.expires_at = turn.expires_at;
     // A plan's future date is not when the fact became true: that is now.

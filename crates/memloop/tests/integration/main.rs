@@ -5,6 +5,7 @@ mod api;
 mod crash;
 mod forgetting;
 mod get;
+mod graph;
 mod index;
 mod pipeline;
 mod props;
