@@ -70,6 +70,9 @@ pub struct SearchArgs {
     /// Search what was true at this date (YYYY-MM-DD or RFC 3339).
     #[arg(long)]
     as_of: Option<String>,
+    /// Follow entity links from the top hits (default: the configured expansion).
+    #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
+    expand: Option<bool>,
 }
 
 #[derive(Args)]
@@ -226,6 +229,13 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
     q.min_score = a.min_score;
     q.include_superseded = a.include_superseded;
     q.as_of = a.as_of.as_deref().map(parse_as_of).transpose()?;
+    q.expand = a.expand.map(|on| {
+        if on {
+            memloop::graph::Expansion::ON
+        } else {
+            memloop::graph::Expansion::OFF
+        }
+    });
     let memory = open(config)?;
     out.hits(&memory.search(&q)?)
 }

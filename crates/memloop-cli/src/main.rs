@@ -6,6 +6,7 @@ mod commands;
 mod corpus;
 mod demo;
 mod eval;
+mod graph;
 mod local_model;
 mod longcorpus;
 mod mcp;
@@ -97,6 +98,10 @@ enum Command {
         #[arg(long)]
         purge: bool,
     },
+    /// The people, places, organisations, pets and things a scope's memories name.
+    Entities(graph::EntitiesArgs),
+    /// One entity: its relations, the entities named with it, the memories naming it.
+    Links(graph::LinksArgs),
     /// Counts and sizes of the store.
     Stats,
     /// Re-embed every memory with the configured embedder.
@@ -257,6 +262,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Delete { id } => commands::delete(&config, &out, &id),
         Command::History { id } => commands::history(&config, &out, &id),
         Command::Forget { scope, purge } => commands::forget(&config, &out, &scope, purge),
+        Command::Entities(a) => graph::entities(&config, &out, a),
+        Command::Links(a) => graph::links(&config, &out, a),
         Command::Stats => commands::stats(&config, &out),
         Command::Reindex => commands::reindex(&config, &out),
         Command::Export(a) => transfer::export(&config, a),

@@ -84,6 +84,9 @@ impl Output {
                 printable(&h.record.text),
                 printable(&h.record.id)
             );
+            if h.scores.graph > 0.0 {
+                println!("      linked through an entity a better hit names");
+            }
             if let Some(r) = &h.superseded_by {
                 println!(
                     "      stale: since replaced by {}  [{}]",

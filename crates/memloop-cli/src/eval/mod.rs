@@ -71,6 +71,53 @@ pub struct EvalArgs {
     /// BM25 weight of context terms relative to the turn's own.
     #[arg(long, default_value_t = 0.5)]
     context_weight: f32,
+    #[command(flatten)]
+    expand: ExpandArgs,
+}
+
+/// Entity expansion in the default method (the baselines never expand).
+#[derive(Args)]
+struct ExpandArgs {
+    /// Follow entity links from the top hits: true or false (default: the search default).
+    #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
+    expand: Option<bool>,
+    /// Links followed from a hit (with --expand true).
+    #[arg(long)]
+    expand_hops: Option<usize>,
+    /// Top hits whose entities are followed.
+    #[arg(long)]
+    expand_seeds: Option<usize>,
+    /// A linked memory's score relative to the hit it came from.
+    #[arg(long)]
+    expand_weight: Option<f32>,
+    /// Entities named by more memories than this are not followed.
+    #[arg(long)]
+    expand_max_entity: Option<usize>,
+    /// Memories taken per entity of a hit.
+    #[arg(long)]
+    expand_per_entity: Option<usize>,
+}
+
+impl ExpandArgs {
+    fn expansion(&self) -> memloop::graph::Expansion {
+        use memloop::graph::Expansion;
+        let mut e = match self.expand {
+            Some(true) => Expansion::ON,
+            Some(false) => Expansion::OFF,
+            None => memloop::DEFAULT_EXPANSION,
+        };
+        let base = Expansion::ON;
+        if e.is_on() || self.expand_hops.is_some() {
+            e.hops = self.expand_hops.unwrap_or(e.hops.max(base.hops));
+        }
+        e.seeds = self.expand_seeds.unwrap_or(e.seeds);
+        e.weight = self.expand_weight.unwrap_or(e.weight);
+        e.limits.max_entity_memories = self
+            .expand_max_entity
+            .unwrap_or(e.limits.max_entity_memories);
+        e.limits.per_entity = self.expand_per_entity.unwrap_or(e.limits.per_entity);
+        e
+    }
 }
 
 /// A retrieval method: how much each signal weighs in the fusion.
@@ -156,6 +203,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             &embedder,
             conv,
             weights,
+            args.expand.expansion(),
             &mut answers,
             &mut latencies,
         )?;
@@ -325,12 +373,14 @@ struct Latency {
     search_ms: f64,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ask(
     out: &Output,
     memory: &Memory,
     embedder: &MiniLmEmbedder,
     conv: &Conversation,
     weights: (f32, f32, f32),
+    expansion: memloop::graph::Expansion,
     answers: &mut [Vec<Answer>],
     latencies: &mut Vec<Latency>,
 ) -> anyhow::Result<()> {
@@ -358,6 +408,11 @@ fn ask(
             } else {
                 (method.vector_weight, method.keyword_weight, 0.0)
             };
+            sq.expand = Some(if m == 0 {
+                expansion
+            } else {
+                memloop::graph::Expansion::OFF
+            });
             let t = Instant::now();
             let hits = memory.search_by_vector(&sq, &vector)?;
             if m == 0 {
