@@ -5,6 +5,7 @@
 //! expired one keeps its mentions for history but no read follows them;
 //! `forget` deletes them with the rows, and the names nothing mentions.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::links::{entity_key, EntityKind, Links};
@@ -269,16 +270,15 @@ impl EmbeddedStore {
             if count > limits.max_entity_memories || count < 2 {
                 continue;
             }
-            if !reached.contains_key(&entity) {
-                let found = mentioning(
+            let found = match reached.entry(entity) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(mentioning(
                     &conn,
                     entity,
                     (&p, &agent, &session, now),
                     limits.per_entity + seeds.len(),
-                )?;
-                reached.insert(entity, found);
-            }
-            let found = reached.get(&entity).map(Vec::as_slice).unwrap_or_default();
+                )?),
+            };
             for record in found
                 .iter()
                 .filter(|r| !seeds.contains(r.id.as_str()))
