@@ -52,7 +52,7 @@ use memloop_core::{EmbedderInfo, Error, ErrorClass, Result};
 use memloop_longterm::LongTermStore;
 
 pub use error::redact_url;
-use pool::{Pool, Tx};
+use pool::{Pool, Tx, TxMode};
 
 /// True when `url` names a PostgreSQL database (not a data directory).
 pub fn is_postgres_url(url: &str) -> bool {
@@ -215,12 +215,12 @@ impl PgStore {
             return Ok(());
         }
         let mut conn = self.pool.get()?;
-        let mut tx = conn.begin()?;
+        let mut tx = conn.begin(TxMode::Write)?;
         check_role(&mut tx)?;
         check_vector(&mut tx)?;
         schema::migrate(&mut tx, self.embedder.dimensions)?;
         tx.commit()?;
-        let mut tx = conn.begin()?;
+        let mut tx = conn.begin(TxMode::Write)?;
         set_tenancy(&mut tx, Tenancy::All)?;
         self.check_embedder(&mut tx)?;
         tx.commit()?;
@@ -274,6 +274,25 @@ impl PgStore {
     pub(crate) fn tx<T>(
         &self,
         who: Tenancy<'_>,
+        f: impl FnMut(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.tx_in(TxMode::Write, who, f)
+    }
+
+    /// Runs the reads of `f` against one snapshot (see [`TxMode::Snapshot`]),
+    /// retried as [`PgStore::tx`] is.
+    pub(crate) fn snapshot<T>(
+        &self,
+        who: Tenancy<'_>,
+        f: impl FnMut(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.tx_in(TxMode::Snapshot, who, f)
+    }
+
+    fn tx_in<T>(
+        &self,
+        mode: TxMode,
+        who: Tenancy<'_>,
         mut f: impl FnMut(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
         let deadline = Instant::now() + Duration::from_millis(self.options.retry_timeout_ms);
@@ -283,7 +302,7 @@ impl PgStore {
             let outcome = self.ensure_ready().and_then(|()| {
                 let mut conn = self.pool.get()?;
                 let result: Result<T> = (|| {
-                    let mut tx = conn.begin()?;
+                    let mut tx = conn.begin(mode)?;
                     set_tenancy(&mut tx, who)?;
                     let value = f(&mut tx)?;
                     committing = true;

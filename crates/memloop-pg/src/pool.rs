@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use memloop_core::{Error, Result};
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement, Transaction};
+use postgres::{Client, IsolationLevel, NoTls, Row, Statement, Transaction};
 
 use crate::error::pg_err;
 
@@ -106,6 +106,15 @@ impl Pool {
     }
 }
 
+/// How a transaction reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxMode {
+    /// Read committed: each statement sees what was committed before it.
+    Write,
+    /// Repeatable read, read only: every statement sees one snapshot.
+    Snapshot,
+}
+
 /// A connection on loan; back to the pool on drop, unless it broke.
 pub(crate) struct Pooled<'p> {
     pool: &'p Pool,
@@ -119,17 +128,26 @@ impl Pooled<'_> {
         self.broken = true;
     }
 
-    /// Starts a transaction with its statement cache.
-    pub fn begin(&mut self) -> Result<Tx<'_>> {
+    /// Starts a transaction with its statement cache. A `Snapshot` one
+    /// reads the whole transaction from one snapshot (repeatable read,
+    /// read only): a search's several statements then agree with each other
+    /// even while another server commits between them.
+    pub fn begin(&mut self, mode: TxMode) -> Result<Tx<'_>> {
         let location = self.pool.location.clone();
         let conn = self
             .conn
             .as_mut()
             .ok_or_else(|| Error::Internal("pooled connection already returned".into()))?;
-        let tx = conn
-            .client
-            .transaction()
-            .map_err(|e| pg_err(&location, e))?;
+        let tx = match mode {
+            TxMode::Write => conn.client.transaction(),
+            TxMode::Snapshot => conn
+                .client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start(),
+        }
+        .map_err(|e| pg_err(&location, e))?;
         Ok(Tx {
             tx,
             stmts: &mut conn.stmts,

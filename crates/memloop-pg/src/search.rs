@@ -128,7 +128,12 @@ impl PgStore {
         let ef = self.options.ef_search.max(n).clamp(1, 1000).to_string();
         let tenant = q.scope.tenant.as_str();
         let now = self.now();
-        self.tx(Tenancy::One(tenant), |tx| {
+        // One snapshot for every statement: read committed would let a
+        // supersession committed between the narrowing and the ranking hide
+        // both the old fact (no longer current) and the new (not narrowed
+        // in), and a writer reconciling against this search would then add
+        // a second current fact where it should have superseded.
+        self.snapshot(Tenancy::One(tenant), |tx| {
             // Plans for these values, never a cached generic one: a generic
             // plan cannot tell the partition's share of the table and
             // sorted all of a 20k-row partition by distance (127 ms)

@@ -99,7 +99,15 @@ pub(super) fn reconcile_all(
             reason,
             role,
         };
-        apply(memory, turn, fact, vector, decided, source, report)?;
+        apply(
+            pipeline,
+            memory,
+            turn,
+            (fact, vector),
+            decided,
+            source,
+            report,
+        )?;
     }
     Ok(())
 }
@@ -111,8 +119,73 @@ pub(super) struct Decided {
     pub role: Role,
 }
 
+/// Times a fact is decided again after its target stopped being current.
+const REDECIDE: usize = 3;
+
 /// Applies one decision, recording the event, its reason and its side.
+/// When the stored fact it acts on stopped being current after the
+/// decision was made (another writer, another server, superseded or
+/// deleted it first), the fact is decided again by the rules against the
+/// store as it is now, so the loser of a race supersedes the winner
+/// instead of failing or adding a second current fact.
 pub(super) fn apply(
+    pipeline: &WritePipeline,
+    memory: &Memory,
+    turn: &TurnToWrite,
+    (fact, vector): (&Fact, Vec<f32>),
+    mut decided: Decided,
+    source: &str,
+    report: &mut WriteReport,
+) -> Result<()> {
+    let mut attempt = 0;
+    loop {
+        let target = decided.decision.target().map(str::to_string);
+        let role = decided.role;
+        let err = match apply_once(memory, turn, fact, vector.clone(), decided, source, report) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let lost = match &target {
+            Some(id) if attempt < REDECIDE => no_longer_current(memory, turn, id)?,
+            _ => false,
+        };
+        if !lost {
+            return Err(err);
+        }
+        attempt += 1;
+        let hits = candidates_for(
+            memory,
+            turn,
+            std::slice::from_ref(&vector),
+            std::slice::from_ref(fact),
+        )?;
+        let candidates: Vec<Candidate> = hits.iter().flatten().map(candidate).collect();
+        let (decision, reason) = reconcile(fact, &candidates, &pipeline.thresholds);
+        report.notes.push(format!(
+            "memory {} stopped being current before \"{}\" was applied (another writer got there first); decided again: {reason}",
+            target.unwrap_or_default(),
+            fact.text
+        ));
+        decided = Decided {
+            decision,
+            reason,
+            role,
+        };
+    }
+}
+
+/// Whether memory `id` is stored but no longer current (superseded or
+/// deleted): then a decision about it is out of date, not wrong.
+fn no_longer_current(memory: &Memory, turn: &TurnToWrite, id: &str) -> Result<bool> {
+    match memory.store().get(&turn.scope.tenant, id) {
+        Ok(rec) => Ok(rec.valid_until.is_some()),
+        Err(memloop_core::Error::NotFound(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Applies one decision as it stands.
+fn apply_once(
     memory: &Memory,
     turn: &TurnToWrite,
     fact: &Fact,

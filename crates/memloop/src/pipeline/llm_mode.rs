@@ -329,7 +329,15 @@ pub(super) fn write(
             reason,
             role: side_of(lf),
         };
-        apply(memory, turn, fact, vector, decided, &source, report)?;
+        apply(
+            pipeline,
+            memory,
+            turn,
+            (fact, vector),
+            decided,
+            &source,
+            report,
+        )?;
     }
     Ok(())
 }

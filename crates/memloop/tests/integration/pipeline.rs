@@ -256,6 +256,60 @@ fn an_invented_target_is_rejected_and_the_fact_judged_by_rules() {
     assert_eq!(ev, vec![(Event::Add, "User owns a cat named Miso".into())]);
 }
 
+/// A second writer on the same data directory (another process, as far as
+/// the store can tell) supersedes Paris by Rome while the LLM is deciding
+/// to supersede Paris by Madrid: the decision is out of date when it is
+/// applied, so the fact is decided again against the store as it is then
+/// and supersedes Rome; nothing waits in the outbox, one place is current.
+#[test]
+fn a_target_superseded_meanwhile_by_another_writer_is_decided_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = crate::open(dir.path());
+    let alice = Scope::user("alice").with_session("s1");
+    let (path, other_alice) = (dir.path().to_path_buf(), alice.clone());
+    let stub = stub::start_with(move |n, body| {
+        if n == 0 {
+            return reply(serde_json::json!([
+                {"text": "User lives in Paris", "attribute": "lives_in", "value": "Paris", "op": "ADD"}
+            ]));
+        }
+        let other = crate::open(&path);
+        write(
+            &WritePipeline::new(None),
+            &other,
+            &other_alice,
+            "elsewhere",
+            "I moved to Rome.",
+        );
+        reply(serde_json::json!([
+            {"text": "User lives in Madrid", "attribute": "lives_in", "value": "Madrid",
+             "op": "UPDATE", "target": shown_as(body, "User lives in Paris")}
+        ]))
+    });
+    let p = WritePipeline::new(Some(stub.llm()));
+    write(&p, &m, &alice, "t1", "I live in Paris.");
+    let r = write(&p, &m, &alice, "t2", "I moved to Madrid.");
+    assert!(r.deferred.is_none(), "{r:?}");
+    assert!(
+        r.notes.iter().any(|n| n.contains("stopped being current")),
+        "{:?}",
+        r.notes
+    );
+    let updates: Vec<Option<&str>> = r
+        .events
+        .iter()
+        .filter(|e| e.kind == Kind::Fact && e.event == Event::Update)
+        .map(|e| e.previous_memory.as_deref())
+        .collect();
+    assert_eq!(updates, vec![Some("User lives in Rome")], "{r:?}");
+    let current: Vec<String> = facts(&m, &alice, false)
+        .into_iter()
+        .map(|r| r.text)
+        .collect();
+    assert_eq!(current, vec!["User lives in Madrid"]);
+    assert_eq!(m.store().outbox_len().unwrap(), 0);
+}
+
 #[test]
 fn malformed_output_and_timeouts_queue_the_turn_and_later_turns_replay_it_once() {
     let dir = tempfile::tempdir().unwrap();
