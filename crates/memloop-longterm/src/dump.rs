@@ -5,7 +5,7 @@
 //! and back is the same store.
 
 use memloop_core::time::millis;
-use memloop_core::{EmbedderInfo, Event, MemoryRecord};
+use memloop_core::{EmbedderInfo, Event, HistoryEntry, MemoryRecord};
 use serde::{Deserialize, Serialize};
 
 /// The value of `format` in a dump's first line.
@@ -75,6 +75,27 @@ pub struct DumpedHistory {
     pub actor: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl DumpedHistory {
+    /// A stored entry of a memory in `partition` (whose tenant leads it).
+    pub fn new(partition: String, e: HistoryEntry) -> Self {
+        DumpedHistory {
+            tenant: partition
+                .split('\u{1f}')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            partition,
+            memory_id: e.memory_id,
+            event: e.event,
+            old_memory: e.old_memory,
+            new_memory: e.new_memory,
+            at: e.at,
+            actor: e.actor,
+            reason: e.reason,
+        }
+    }
 }
 
 /// What one `restore` call writes: memories with their vectors, and the

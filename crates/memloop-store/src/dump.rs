@@ -1,15 +1,17 @@
 //! Export and import (`memloop_longterm::dump`): rows read and written as
 //! they are, in pages, so a dump of a large store never sits in memory.
 
-use memloop_core::{Error, Event, MemoryRecord, Result};
+use memloop_core::{MemoryRecord, Result};
 use memloop_longterm::checks::check_vector;
 use memloop_longterm::dump::{
     history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
 };
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension};
 
-use crate::rows::{blob_to_vector, record_from_row, vector_to_blob, RECORD_COLUMNS};
-use crate::write::log_change;
+use crate::rows::{
+    blob_to_vector, history_from_row, record_from_row, HISTORY_COLUMNS, RECORD_COLUMNS,
+};
+use crate::write::{insert_row, log_change};
 use crate::{sql_err, write_tx, EmbeddedStore};
 
 const PAGE: i64 = 500;
@@ -80,34 +82,15 @@ impl EmbeddedStore {
     fn history_page(&self, after: &(String, i64)) -> Result<Vec<(i64, DumpedHistory)>> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, memory_id, partition, event, old_text, new_text, at, actor, reason \
-                 FROM history WHERE memory_id > ?1 OR (memory_id = ?1 AND seq > ?2) \
-                 ORDER BY memory_id, seq LIMIT ?3",
-            )
+            .prepare_cached(&format!(
+                "SELECT {HISTORY_COLUMNS} FROM history WHERE memory_id > ?1 OR (memory_id = ?1 AND seq > ?2) \
+                 ORDER BY memory_id, seq LIMIT ?3"
+            ))
             .map_err(sql_err)?;
         let rows = stmt
             .query_map(params![after.0, after.1, PAGE], |r| {
-                let partition: String = r.get(2)?;
-                let event: String = r.get(3)?;
-                Ok((
-                    r.get(0)?,
-                    DumpedHistory {
-                        tenant: partition
-                            .split('\u{1f}')
-                            .next()
-                            .unwrap_or_default()
-                            .to_string(),
-                        partition,
-                        memory_id: r.get(1)?,
-                        event: Event::parse(&event).unwrap_or(Event::Noop),
-                        old_memory: r.get(4)?,
-                        new_memory: r.get(5)?,
-                        at: r.get(6)?,
-                        actor: r.get(7)?,
-                        reason: r.get(8)?,
-                    },
-                ))
+                let (partition, e) = history_from_row(r)?;
+                Ok((e.id, DumpedHistory::new(partition, e)))
             })
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)
@@ -131,7 +114,7 @@ impl EmbeddedStore {
                 continue;
             }
             let partition = r.scope.partition()?;
-            let row = restore_row(&tx, &partition, r, v)?;
+            let row = insert_row(&tx, &partition, r, v)?;
             log_change(&tx, &partition, row)?;
             report.memories += 1;
         }
@@ -174,43 +157,4 @@ impl EmbeddedStore {
         tx.commit().map_err(sql_err)?;
         Ok(report)
     }
-}
-
-/// Writes a record with every stored column as given.
-fn restore_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]) -> Result<i64> {
-    let provenance =
-        serde_json::to_string(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
-    tx.prepare_cached(
-        "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
-         created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
-         provenance, content_hash, embedding, context, superseded_by) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-    )
-    .map_err(sql_err)?
-    .execute(params![
-        r.id,
-        partition,
-        r.scope.tenant,
-        r.scope.user_id,
-        r.scope.agent_id,
-        r.scope.session_id,
-        r.kind.as_str(),
-        r.text,
-        r.metadata.to_string(),
-        r.created_at,
-        r.updated_at,
-        r.valid_from,
-        r.valid_until,
-        r.expires_at,
-        f64::from(r.importance),
-        i64::try_from(r.access_count).unwrap_or(i64::MAX),
-        r.last_accessed_at,
-        provenance,
-        r.content_hash,
-        vector_to_blob(v),
-        r.context,
-        r.superseded_by,
-    ])
-    .map_err(sql_err)?;
-    Ok(tx.last_insert_rowid())
 }

@@ -3,12 +3,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
-use memloop_core::{
-    Error, Event, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit,
-};
+use memloop_core::{Error, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit};
 use rusqlite::{params_from_iter, OptionalExtension};
 
-use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::rows::{history_from_row, record_from_row, HISTORY_COLUMNS, RECORD_COLUMNS};
 use crate::{lock, read, sql_err, EmbeddedStore};
 use memloop_longterm::{rank, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
 
@@ -121,31 +119,12 @@ impl EmbeddedStore {
     pub(crate) fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, memory_id, partition, event, old_text, new_text, at, actor, reason \
-                 FROM history WHERE memory_id = ?1 ORDER BY seq",
-            )
+            .prepare_cached(&format!(
+                "SELECT {HISTORY_COLUMNS} FROM history WHERE memory_id = ?1 ORDER BY seq"
+            ))
             .map_err(sql_err)?;
         let prefix = format!("{tenant}\u{1f}");
-        let rows = stmt
-            .query_map([id], |r| {
-                let partition: String = r.get(2)?;
-                let event: String = r.get(3)?;
-                Ok((
-                    partition,
-                    HistoryEntry {
-                        id: r.get(0)?,
-                        memory_id: r.get(1)?,
-                        event: Event::parse(&event).unwrap_or(Event::Noop),
-                        old_memory: r.get(4)?,
-                        new_memory: r.get(5)?,
-                        at: r.get(6)?,
-                        actor: r.get(7)?,
-                        reason: r.get(8)?,
-                    },
-                ))
-            })
-            .map_err(sql_err)?;
+        let rows = stmt.query_map([id], history_from_row).map_err(sql_err)?;
         let mut out = Vec::new();
         for r in rows {
             let (partition, entry) = r.map_err(sql_err)?;

@@ -1,6 +1,6 @@
 //! Mapping between `memories` rows and `MemoryRecord`, and vector blobs.
 
-use memloop_core::{Kind, MemoryRecord, Provenance, Scope};
+use memloop_core::{Event, HistoryEntry, Kind, MemoryRecord, Provenance, Scope};
 use rusqlite::Row;
 
 /// The columns every record query selects, in the order `record_from_row` reads them.
@@ -48,4 +48,26 @@ pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
+}
+
+/// The history columns `history_from_row` reads, in its order.
+pub const HISTORY_COLUMNS: &str =
+    "seq, memory_id, partition, event, old_text, new_text, at, actor, reason";
+
+/// A history row (`HISTORY_COLUMNS`) and the partition of its memory.
+pub fn history_from_row(r: &Row<'_>) -> rusqlite::Result<(String, HistoryEntry)> {
+    let event: String = r.get(3)?;
+    Ok((
+        r.get(2)?,
+        HistoryEntry {
+            id: r.get(0)?,
+            memory_id: r.get(1)?,
+            event: Event::parse(&event).unwrap_or(Event::Noop),
+            old_memory: r.get(4)?,
+            new_memory: r.get(5)?,
+            at: r.get(6)?,
+            actor: r.get(7)?,
+            reason: r.get(8)?,
+        },
+    ))
 }

@@ -569,14 +569,21 @@ fn find_duplicate(
     Ok(None)
 }
 
-fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]) -> Result<i64> {
+/// Inserts a memory row holding every field of `r` (a new memory's, or a
+/// restored one's with its times, counts and supersession kept).
+pub(crate) fn insert_row(
+    tx: &Transaction<'_>,
+    partition: &str,
+    r: &MemoryRecord,
+    v: &[f32],
+) -> Result<i64> {
     let provenance =
         serde_json::to_string(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
     tx.prepare_cached(
         "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
          created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
-         provenance, content_hash, embedding, context) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, ?13, ?14, 0, NULL, ?15, ?16, ?17, ?18)",
+         provenance, content_hash, embedding, context, superseded_by) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
     )
     .map_err(sql_err)?
     .execute(params![
@@ -592,12 +599,16 @@ fn insert_row(tx: &Transaction<'_>, partition: &str, r: &MemoryRecord, v: &[f32]
         r.created_at,
         r.updated_at,
         r.valid_from,
+        r.valid_until,
         r.expires_at,
         f64::from(r.importance),
+        i64::try_from(r.access_count).unwrap_or(i64::MAX),
+        r.last_accessed_at,
         provenance,
         r.content_hash,
         vector_to_blob(v),
         r.context,
+        r.superseded_by,
     ])
     .map_err(sql_err)?;
     Ok(tx.last_insert_rowid())
