@@ -108,6 +108,9 @@ pub struct SignalScoresDoc {
     /// The decay signal, 0..1: recency × importance × use (0 when decay
     /// is off, the default; see `[forgetting] decay_weight`).
     decay: f32,
+    /// The score an entity link gave a memory reached from a direct hit
+    /// (entity expansion); 0 for a direct hit.
+    graph: f32,
 }
 
 /// One memory read by id: the stored memory, where it stands, and what
