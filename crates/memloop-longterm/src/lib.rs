@@ -70,8 +70,9 @@ use memloop_core::{
 use serde_json::Value;
 
 pub use query::{
-    Decay, EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, MemoryUpdate, OutboxEntry,
-    SearchQuery, Stats, DEFAULT_SPEAKER_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
+    number_sessions, Decay, EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, MemoryUpdate,
+    OutboxEntry, SearchQuery, SessionInfo, Stats, DEFAULT_SPEAKER_BOOST, DEFAULT_VECTOR_WEIGHT,
+    MAX_LIMIT,
 };
 
 /// A long-term store: records with history, hybrid search, and the
@@ -174,6 +175,13 @@ pub trait LongTermStore: Send + Sync {
     /// The users, and agents without a user, with current (not expired)
     /// memories in `tenant`.
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>>;
+
+    /// The sessions of `scope`'s user (or agent without a user), narrowed
+    /// to its agent when it names one, newest first: each with its ordinal
+    /// (1 = the first), start and end, from the current (not expired)
+    /// memories written in it; memories without a session are in none.
+    /// When `scope` names a session, that one alone (ordinal unchanged).
+    fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>>;
 
     /// The entities named by current memories of `scope` (its partition,
     /// narrowed as `scope` narrows it), most mentioned first. A backend

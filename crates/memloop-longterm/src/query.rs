@@ -122,6 +122,55 @@ pub struct Entity {
     pub updated_at: i64,
 }
 
+/// One session of a user (or agent) on the time axis: `memloop sessions`,
+/// REST `GET /v1/sessions`, MCP `memory_sessions`. Derived from the current
+/// memories written in it (their `session_id` and `valid_from`, the time
+/// they were said), so a conversation written with its own past times
+/// (`--at`, `timestamp`) sits where it happened, not where it was imported.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionInfo {
+    /// The session id the memories were written with.
+    pub id: String,
+    /// Its place among the scope's sessions by start, oldest first: 1 is the
+    /// first session (ties broken by id).
+    pub ordinal: u32,
+    /// The earliest turn time (ms; RFC 3339 on the wire, as every time):
+    /// its episodes' `valid_from`, or, for a session without episodes, its
+    /// memories'.
+    #[serde(with = "memloop_core::time::millis")]
+    pub started_at: i64,
+    /// The latest turn time, counted the same way.
+    #[serde(with = "memloop_core::time::millis")]
+    pub ended_at: i64,
+    /// Current memories written in it.
+    pub memories: i64,
+}
+
+/// Numbers sessions given oldest first as (id, start, end, memories) and
+/// returns them newest first, narrowed to `scope`'s session when it names
+/// one (still numbered among all of the scope's sessions). Shared by every
+/// backend so they number alike.
+pub fn number_sessions(
+    scope: &Scope,
+    mut oldest_first: Vec<(String, i64, i64, i64)>,
+) -> Vec<SessionInfo> {
+    oldest_first.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out: Vec<SessionInfo> = oldest_first
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, started_at, ended_at, memories))| SessionInfo {
+            id,
+            ordinal: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            started_at,
+            ended_at,
+            memories,
+        })
+        .filter(|s| scope.session_id.as_ref().is_none_or(|want| *want == s.id))
+        .collect();
+    out.reverse();
+    out
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Stats {
     /// Every stored row: current, superseded or deleted, and expired.
@@ -183,4 +232,56 @@ pub struct OutboxEntry {
     pub attempts: u32,
     pub last_error: Option<String>,
     pub created_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw() -> Vec<(String, i64, i64, i64)> {
+        vec![
+            ("late".into(), 300, 350, 2),
+            ("first".into(), 100, 150, 4),
+            ("b-tie".into(), 200, 210, 1),
+            ("a-tie".into(), 200, 220, 3),
+        ]
+    }
+
+    #[test]
+    fn sessions_are_numbered_by_start_and_listed_newest_first() {
+        let got = number_sessions(&Scope::user("u"), raw());
+        let rows: Vec<(&str, u32, i64, i64, i64)> = got
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_str(),
+                    s.ordinal,
+                    s.started_at,
+                    s.ended_at,
+                    s.memories,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("late", 4, 300, 350, 2),
+                ("b-tie", 3, 200, 210, 1),
+                ("a-tie", 2, 200, 220, 3),
+                ("first", 1, 100, 150, 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_scope_naming_a_session_keeps_its_ordinal() {
+        let mut scope = Scope::user("u");
+        scope.session_id = Some("b-tie".into());
+        let got = number_sessions(&scope, raw());
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].id.as_str(), got[0].ordinal), ("b-tie", 3));
+        scope.session_id = Some("none".into());
+        assert!(number_sessions(&scope, raw()).is_empty());
+        assert!(number_sessions(&Scope::user("u"), Vec::new()).is_empty());
+    }
 }

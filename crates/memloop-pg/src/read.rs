@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
+use memloop_core::Scope;
 use memloop_core::{Error, Event, HistoryEntry, Kind, MemoryRecord, Result};
-use memloop_longterm::{Entity, ListQuery, Stats, MAX_LIMIT};
+use memloop_longterm::{number_sessions, Entity, ListQuery, SessionInfo, Stats, MAX_LIMIT};
 
 use crate::pool::Tx;
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -164,6 +165,30 @@ impl PgStore {
                 })
                 .collect())
         })
+    }
+
+    /// The scope's sessions, newest first, timed by their episodes when
+    /// they have any (as the embedded store does).
+    pub(crate) fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>> {
+        let partition = scope.partition()?;
+        let raw = self.tx(Tenancy::One(&scope.tenant), |tx| {
+            let rows = tx.query(
+                "SELECT session_id, \
+                 coalesce(min(CASE WHEN kind = 'episode' THEN valid_from END), min(valid_from)), \
+                 coalesce(max(CASE WHEN kind = 'episode' THEN valid_from END), max(valid_from)), \
+                 count(*) FROM memories \
+                 WHERE partition = $1 AND valid_until IS NULL AND session_id IS NOT NULL \
+                 AND (expires_at IS NULL OR expires_at > $2) \
+                 AND ($3::text IS NULL OR agent_id = $3::text) \
+                 GROUP BY session_id",
+                &[&partition, &self.now(), &scope.agent_id],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect::<Vec<(String, i64, i64, i64)>>())
+        })?;
+        Ok(number_sessions(scope, raw))
     }
 
     pub(crate) fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {

@@ -7,7 +7,7 @@ use memloop_core::{
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::{
     EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
-    OutboxEntry, SearchQuery, Stats,
+    OutboxEntry, SearchQuery, SessionInfo, Stats,
 };
 use serde_json::Value;
 
@@ -87,6 +87,10 @@ impl LongTermStore for PgStore {
 
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
         PgStore::entities(self, tenant)
+    }
+
+    fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>> {
+        PgStore::sessions(self, scope)
     }
 
     fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {

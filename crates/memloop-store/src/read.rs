@@ -8,7 +8,9 @@ use rusqlite::{params_from_iter, OptionalExtension};
 
 use crate::rows::{history_from_row, record_from_row, HISTORY_COLUMNS, RECORD_COLUMNS};
 use crate::{lock, read, sql_err, EmbeddedStore};
-use memloop_longterm::{rank, Entity, ListQuery, SearchQuery, Stats, MAX_LIMIT};
+use memloop_longterm::{
+    number_sessions, rank, Entity, ListQuery, SearchQuery, SessionInfo, Stats, MAX_LIMIT,
+};
 
 impl EmbeddedStore {
     pub(crate) fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
@@ -113,6 +115,36 @@ impl EmbeddedStore {
             })
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+    }
+
+    /// The scope's sessions, newest first (`LongTermStore::sessions`). A
+    /// session's times are its episodes' (the turns as said) when it has
+    /// any: a fact's `valid_from` may be a date it talks about, long before
+    /// the session.
+    pub(crate) fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>> {
+        let partition = scope.partition()?;
+        let now = self.now();
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT session_id, \
+                 coalesce(min(CASE WHEN kind = 'episode' THEN valid_from END), min(valid_from)), \
+                 coalesce(max(CASE WHEN kind = 'episode' THEN valid_from END), max(valid_from)), \
+                 count(*) FROM memories \
+                 WHERE partition = ?1 AND valid_until IS NULL AND session_id IS NOT NULL \
+                 AND (expires_at IS NULL OR expires_at > ?2) AND (?3 IS NULL OR agent_id = ?3) \
+                 GROUP BY session_id",
+            )
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map(rusqlite::params![partition, now, scope.agent_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .map_err(sql_err)?;
+        let raw = rows
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(sql_err)?;
+        Ok(number_sessions(scope, raw))
     }
 
     /// Every change to one memory, oldest first.

@@ -11,7 +11,7 @@ use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
     EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
-    OutboxEntry, SearchQuery, Stats,
+    OutboxEntry, SearchQuery, SessionInfo, Stats,
 };
 use serde_json::Value;
 
@@ -101,6 +101,10 @@ impl LongTermStore for EmbeddedStore {
 
     fn entities(&self, tenant: &str) -> Result<Vec<Entity>> {
         self.located(EmbeddedStore::entities(self, tenant))
+    }
+
+    fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>> {
+        self.located(EmbeddedStore::sessions(self, scope))
     }
 
     fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {

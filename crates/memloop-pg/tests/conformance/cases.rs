@@ -744,3 +744,103 @@ pub fn stats_and_entities(b: &dyn Backend) {
         .collect();
     assert_eq!(names, vec![("user", "alice", 1), ("agent", "helper", 1)]);
 }
+
+/// A memory said at `at` (ms): its `valid_from`.
+fn said(t: &str, kind: Kind, at: i64) -> NewMemory {
+    let mut m = NewMemory::text(t).kind(kind);
+    m.valid_from = Some(at);
+    m
+}
+
+fn sessions(store: &dyn LongTermStore, scope: &Scope) -> Vec<(String, u32, i64, i64, i64)> {
+    store
+        .sessions(scope)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.id, s.ordinal, s.started_at, s.ended_at, s.memories))
+        .collect()
+}
+
+pub fn sessions_on_a_time_axis(b: &dyn Backend) {
+    let s = b.handle();
+    let st = s.as_ref();
+    let t0 = 1_683_000_000_000; // 2023-05-02
+    let a = alice();
+    // Written out of order: the times said, not the write order, number them.
+    let s3 = a.clone().with_session("s3");
+    add(st, &s3, said("s3 plans the trip", Kind::Fact, t0 + 2_000));
+    add(st, &s3, said("s3 books the hotel", Kind::Fact, t0 + 2_500));
+    let mut gone = said("s3 parking note", Kind::Fact, t0 + 2_900);
+    gone.expires_at = Some(now_millis() - 1_000);
+    add(st, &s3, gone);
+    let s1 = a.clone().with_session("s1");
+    add(st, &s1, said("s1 hello there", Kind::Episode, t0));
+    add(st, &s1, said("s1 my dog is Rex", Kind::Episode, t0 + 10));
+    let s2 = a.clone().with_session("s2");
+    add(
+        st,
+        &s2,
+        said("s2 back from Paris", Kind::Episode, t0 + 1_000),
+    );
+    // A fact about last year: its valid_from is not when the session was.
+    add(
+        st,
+        &s2,
+        said("s2 went to Paris", Kind::Fact, t0 - 31_536_000_000),
+    );
+    // A session whose memories are all deleted is no session any more.
+    let s0 = a.clone().with_session("s0");
+    let id = add(st, &s0, said("s0 deleted", Kind::Episode, t0 - 5_000));
+    s.delete("default", &id, None).unwrap();
+    // Memories without a session belong to none.
+    add(st, &a, said("no session at all", Kind::Fact, t0 + 5_000));
+    // Another user's and another tenant's sessions are walls.
+    add(
+        st,
+        &Scope::user("bob").with_session("s9"),
+        said("bob says hi", Kind::Episode, t0 + 9_000),
+    );
+    add(
+        st,
+        &Scope::user("alice").with_tenant("acme").with_session("s8"),
+        said("acme alice", Kind::Episode, t0 + 8_000),
+    );
+    let want = vec![
+        ("s3".to_string(), 3, t0 + 2_000, t0 + 2_500, 2),
+        ("s2".to_string(), 2, t0 + 1_000, t0 + 1_000, 2),
+        ("s1".to_string(), 1, t0, t0 + 10, 2),
+    ];
+    assert_eq!(sessions(st, &a), want);
+    // Naming a session keeps its place among all of them.
+    assert_eq!(sessions(st, &s2), vec![want[1].clone()]);
+    assert!(sessions(st, &a.clone().with_session("nope")).is_empty());
+    // An agent narrows (and is numbered among its own sessions).
+    let helper = a.clone().with_agent("helper");
+    add(
+        st,
+        &helper.clone().with_session("s4"),
+        said("s4 via the helper", Kind::Episode, t0 + 3_000),
+    );
+    assert_eq!(
+        sessions(st, &helper),
+        vec![("s4".to_string(), 1, t0 + 3_000, t0 + 3_000, 1)]
+    );
+    assert_eq!(sessions(st, &a)[0].0, "s4");
+    assert_eq!(sessions(st, &a)[0].1, 4);
+    assert_eq!(
+        sessions(st, &Scope::user("bob")),
+        vec![("s9".to_string(), 1, t0 + 9_000, t0 + 9_000, 1)]
+    );
+    assert_eq!(
+        sessions(st, &Scope::user("alice").with_tenant("acme")),
+        vec![("s8".to_string(), 1, t0 + 8_000, t0 + 8_000, 1)]
+    );
+    assert!(sessions(st, &Scope::user("alice").with_tenant("globex")).is_empty());
+    // Another handle (another process, another server) sees the same.
+    assert_eq!(sessions(b.handle().as_ref(), &a).len(), 4);
+    // No user and no agent: no partition to read.
+    assert!(matches!(
+        s.sessions(&Scope::default()),
+        Err(e) if e.class() == ErrorClass::InvalidInput
+    ));
+}

@@ -48,4 +48,5 @@ conformance!(
     another_handle_sees_writes_at_once,
     outbox_round_trip,
     stats_and_entities,
+    sessions_on_a_time_axis,
 );
