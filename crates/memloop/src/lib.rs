@@ -60,7 +60,7 @@ pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
 pub use memloop_longterm::{
     Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
-    SearchQuery, Stats,
+    SearchQuery, SessionInfo, Stats,
 };
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};

@@ -11,7 +11,7 @@ use memloop_core::{
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
-    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, Stats,
+    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, SessionInfo, Stats,
 };
 use memloop_store::StoreOptions;
 
@@ -200,6 +200,15 @@ impl Memory {
     pub fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
         scope.validate()?;
         self.store.graph_entities(scope)
+    }
+
+    /// The sessions of `scope`'s user (or agent), newest first: each with
+    /// its ordinal (1 = the first), start, end and current memories, from
+    /// the times its turns were said (`TurnToWrite::at`, `--at`,
+    /// `timestamp`). Narrowed to the scope's agent when it names one.
+    pub fn sessions(&self, scope: &Scope) -> Result<Vec<SessionInfo>> {
+        scope.partition()?;
+        self.store.sessions(scope)
     }
 
     /// One entity of `scope` with its relations, the entities named with

@@ -9,6 +9,7 @@ mod graph;
 mod index;
 mod pipeline;
 mod props;
+mod sessions;
 mod sides;
 mod stale;
 mod stub;
