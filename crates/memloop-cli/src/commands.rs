@@ -46,6 +46,11 @@ pub struct AddArgs {
     /// Importance from 0 to 1 (default 0.5).
     #[arg(long)]
     importance: Option<f32>,
+    /// When it was said (RFC 3339, YYYY-MM-DD or Unix seconds), to write a
+    /// past conversation with its own times: the memories' valid_from,
+    /// which places their session on the time axis (`memloop sessions`).
+    #[arg(long, value_name = "DATE")]
+    at: Option<String>,
 }
 
 #[derive(Args)]
@@ -202,12 +207,14 @@ pub fn add(config: &Config, out: &Output, a: AddArgs) -> anyhow::Result<()> {
         .transpose()?
         .map(|ms| memloop::expires_after(memloop::now_millis(), ms))
         .transpose()?;
+    let said = a.at.as_deref().map(parse_at).transpose()?;
     let memories: Vec<NewMemory> = texts
         .into_iter()
         .map(|t| {
             let mut m = NewMemory::text(t).kind(kind).metadata(metadata.clone());
             m.expires_at = expires_at;
             m.importance = a.importance;
+            m.valid_from = said;
             m
         })
         .collect();
@@ -255,6 +262,11 @@ pub fn list(config: &Config, out: &Output, a: ListArgs) -> anyhow::Result<()> {
         offset: a.offset,
     };
     out.records(&open(config)?.list(&q)?)
+}
+
+/// `--at DATE`: when something was said.
+pub fn parse_at(s: &str) -> memloop::Result<i64> {
+    memloop::time::parse_said_at("--at", &serde_json::Value::String(s.to_string()))
 }
 
 fn parse_as_of(s: &str) -> memloop::Result<i64> {

@@ -14,6 +14,7 @@ mod output;
 mod remember;
 mod serve;
 mod session;
+mod timeline;
 mod transfer;
 
 use std::path::PathBuf;
@@ -102,6 +103,8 @@ enum Command {
     Entities(graph::EntitiesArgs),
     /// One entity: its relations, the entities named with it, the memories naming it.
     Links(graph::LinksArgs),
+    /// A user's sessions on the time axis, newest first: ordinal (1 = the first), start, end, memories.
+    Sessions(timeline::SessionsArgs),
     /// Counts and sizes of the store.
     Stats,
     /// Re-embed every memory with the configured embedder.
@@ -264,6 +267,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Forget { scope, purge } => commands::forget(&config, &out, &scope, purge),
         Command::Entities(a) => graph::entities(&config, &out, a),
         Command::Links(a) => graph::links(&config, &out, a),
+        Command::Sessions(a) => timeline::run(&config, &out, a),
         Command::Stats => commands::stats(&config, &out),
         Command::Reindex => commands::reindex(&config, &out),
         Command::Export(a) => transfer::export(&config, a),

@@ -15,6 +15,11 @@ pub struct RememberArgs {
     /// Skip the persistence gate: always extract.
     #[arg(long)]
     no_gate: bool,
+    /// When it was said (RFC 3339, YYYY-MM-DD or Unix seconds), to write a
+    /// past conversation with its own times: the episode's and the facts'
+    /// valid_from (a fact about an earlier date keeps that date).
+    #[arg(long, value_name = "DATE")]
+    at: Option<String>,
     /// What the user said.
     text: Vec<String>,
 }
@@ -23,11 +28,13 @@ pub fn run(config: &Config, out: &Output, a: RememberArgs) -> anyhow::Result<()>
     let text = a.text.join(" ");
     memloop::text::validate_text(&text)?;
     let scope = a.scope.scope()?;
+    let at = a.at.as_deref().map(crate::commands::parse_at).transpose()?;
     // The loop's remember: the gate as configured in [loop.gate] (and the
     // LLM's second opinion with llm_gate), the configured writer.
     let lp = MemoryLoop::open(config)?;
     let options = RememberOptions {
         skip_gate: a.no_gate,
+        at,
         ..RememberOptions::default()
     };
     let Remembered {

@@ -18,6 +18,41 @@ pub fn parse_date(s: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp_millis())
 }
 
+/// When something was said, as a caller gives it (`--at`, a tool's
+/// `timestamp`): RFC 3339, `YYYY-MM-DD` (midnight UTC), or Unix seconds (a
+/// number, as Mem0's add sends it, or a string of digits), in years 0 to
+/// 9999. `field` names it in the error.
+pub fn parse_said_at(field: &str, v: &serde_json::Value) -> crate::Result<i64> {
+    let ms = match v {
+        serde_json::Value::String(s) => {
+            let s = s.trim();
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+                s.parse::<i64>()
+                    .ok()
+                    .and_then(|secs| secs.checked_mul(1000))
+            } else {
+                parse_date(s)
+            }
+        }
+        serde_json::Value::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_finite() && f.abs() < 1e15)
+            .map(|secs| (secs * 1000.0).round() as i64),
+        _ => None,
+    };
+    let ms = ms.ok_or_else(|| {
+        let shown = match v {
+            serde_json::Value::String(s) => crate::shown_value(s),
+            other => crate::shown_value(&other.to_string()),
+        };
+        crate::Error::invalid(format!(
+            "{field} must be an RFC 3339 time (2023-05-08T13:56:00Z), a date (2023-05-08) or Unix seconds, not {shown}"
+        ))
+    })?;
+    crate::check_time(field, ms)?;
+    Ok(ms)
+}
+
 pub fn to_rfc3339(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).map_or_else(
         || ms.to_string(),
@@ -148,5 +183,33 @@ mod tests {
         let err = system.set(0).unwrap_err().to_string();
         assert!(err.contains("Clock::manual"), "{err}");
         assert!(system.advance(1).is_err());
+    }
+
+    #[test]
+    fn said_at_takes_dates_times_and_unix_seconds() {
+        use serde_json::json;
+        let may8 = 1_683_504_000_000; // 2023-05-08T00:00:00Z
+        for (v, want) in [
+            (json!("2023-05-08"), may8),
+            (json!(" 2023-05-08T13:56:00Z "), may8 + 50_160_000),
+            (json!("2023-05-08T15:56:00+02:00"), may8 + 50_160_000),
+            (json!(1_683_504_000), may8),
+            (json!(1_683_504_000.5), may8 + 500),
+            (json!("1683504000"), may8),
+        ] {
+            assert_eq!(parse_said_at("--at", &v).unwrap(), want, "{v}");
+        }
+        for v in [
+            json!("yesterday"),
+            json!(""),
+            json!("2023-13-01"),
+            json!(true),
+            json!(1e300),
+            json!(300_000_000_000_i64),
+        ] {
+            let err = parse_said_at("timestamp", &v).unwrap_err();
+            assert_eq!(err.class(), crate::ErrorClass::InvalidInput, "{v}");
+            assert!(err.to_string().contains("timestamp"), "{err}");
+        }
     }
 }
