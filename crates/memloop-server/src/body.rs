@@ -137,6 +137,13 @@ pub struct AddRequest {
     #[serde(default, with = "memloop::time::opt_millis")]
     #[schema(value_type = Option<String>, example = "2026-12-31T00:00:00Z")]
     pub expires_at: Option<i64>,
+    /// When the messages were said: Unix seconds (as Mem0 sends it), RFC
+    /// 3339 or `YYYY-MM-DD`. Now when absent. Becomes the memories'
+    /// `valid_from` (a fact about an earlier date keeps that date), which
+    /// places the session on the time axis (`GET /v1/sessions`).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2023-05-08T13:56:00Z")]
+    pub timestamp: Option<Value>,
 }
 
 /// `POST /v1/memories/search`.

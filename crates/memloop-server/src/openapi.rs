@@ -108,8 +108,8 @@ pub struct SignalScoresDoc {
     /// The decay signal, 0..1: recency × importance × use (0 when decay
     /// is off, the default; see `[forgetting] decay_weight`).
     decay: f32,
-    /// The score an entity link gave a memory reached from a direct hit
-    /// (entity expansion); 0 for a direct hit.
+    /// Reached from a direct hit through an entity both name (entity
+    /// expansion): the score that link gave it; 0 for a direct hit.
     graph: f32,
 }
 
@@ -263,6 +263,27 @@ pub struct SessionResponse {
     /// The rolling summary of turns that left the window.
     #[schema(value_type = Option<Object>)]
     summary: Option<Value>,
+}
+
+/// One session on the time axis.
+#[derive(ToSchema)]
+pub struct SessionInfoDoc {
+    /// The session (run) id its memories were written with.
+    id: String,
+    /// Its place by start among the scope's sessions: 1 is the first.
+    ordinal: u32,
+    /// When its first turn was said (RFC 3339).
+    started_at: String,
+    /// When its last turn was said (RFC 3339).
+    ended_at: String,
+    /// Current memories written in it.
+    memories: i64,
+}
+
+/// `GET /v1/sessions`: newest first.
+#[derive(ToSchema)]
+pub struct SessionsResponse {
+    sessions: Vec<SessionInfoDoc>,
 }
 
 #[derive(ToSchema)]

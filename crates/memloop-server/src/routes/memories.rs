@@ -13,8 +13,8 @@ use utoipa::IntoParams;
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, AddRequest,
-    ForgetParams, ListParams, Message, ScopeFields, SearchRequest, UpdateRequest,
+    check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, timestamp_millis,
+    AddRequest, ForgetParams, ListParams, Message, ScopeFields, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -53,6 +53,7 @@ pub async fn add(
         memloop::text::validate_text(&m.content)?;
     }
     let expires_at = expiry(&state, req.ttl.as_deref(), req.expires_at)?;
+    let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
     if !req.infer {
         let mut memories = raw_memories(
             messages,
@@ -63,6 +64,7 @@ pub async fn add(
         )?;
         for m in &mut memories {
             m.expires_at = expires_at;
+            m.valid_from = at;
         }
         let memory = state.memory().clone();
         let written = blocking(move || memory.add_batch(&scope, memories)).await?;
@@ -87,6 +89,7 @@ pub async fn add(
                 let options = RememberOptions {
                     context: previous.as_deref(),
                     expires_at,
+                    at,
                     ..RememberOptions::default()
                 };
                 let r = lp.remember(&scope, &m.content, options)?;

@@ -32,6 +32,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(turn::context))
         .routes(routes!(turn::turn))
         .routes(routes!(turn::record))
+        .routes(routes!(sessions::timeline))
         .routes(routes!(sessions::append))
         .routes(routes!(sessions::show, sessions::clear))
         .routes(routes!(ops::healthz))

@@ -1,4 +1,6 @@
-//! Short-term buffers: the turns of a session, in the caller's tenant.
+//! Sessions: a user's sessions on the time axis (from the long-term
+//! store), and the short-term buffers (the turns of a session), in the
+//! caller's tenant.
 
 use axum::extract::State;
 use axum::Json;
@@ -6,9 +8,9 @@ use memloop::short_term::{validate_session, Role, Turn};
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
-use crate::body::AppendRequest;
-use crate::error::{ApiError, ApiJson, ApiPath};
-use crate::openapi::{AppendResponse, ErrorBody, SessionResponse};
+use crate::body::{AppendRequest, ScopeFields};
+use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
+use crate::openapi::{AppendResponse, ErrorBody, SessionResponse, SessionsResponse};
 use crate::state::{blocking, AppState};
 
 /// Appends messages to a session, atomically (all of them or none).
@@ -107,4 +109,29 @@ pub async fn clear(
     let id = session.clone();
     blocking(move || lp.short_term().clear(&tenant.0, &id)).await?;
     Ok(Json(json!({ "session_id": session, "turns": 0 })))
+}
+
+/// A user's sessions on the time axis, newest first: each with its ordinal
+/// (1 = the first), start and end (when its turns were said: a past
+/// conversation written with `timestamp` sits where it happened) and its
+/// current memories. Narrowed to an agent (or one session, keeping its
+/// ordinal) when given.
+#[utoipa::path(
+    get, path = "/v1/sessions", tag = "sessions",
+    params(ScopeFields),
+    responses(
+        (status = 200, body = SessionsResponse),
+        (status = 400, description = "No user_id or agent_id, or a bad id", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)
+    )
+)]
+pub async fn timeline(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiQuery(scope): ApiQuery<ScopeFields>,
+) -> Result<Json<Value>, ApiError> {
+    let scope = scope.in_tenant(&tenant)?;
+    let memory = state.memory().clone();
+    let sessions = blocking(move || memory.sessions(&scope)).await?;
+    Ok(Json(json!({ "sessions": sessions })))
 }

@@ -17,6 +17,7 @@ mod routes;
 mod scope;
 mod socket;
 mod tenants;
+mod timeline;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;

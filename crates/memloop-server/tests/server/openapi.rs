@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 24] = [
+const ROUTES: [(&str, &str); 25] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -20,6 +20,7 @@ const ROUTES: [(&str, &str); 24] = [
     ("post", "/v1/context"),
     ("post", "/v1/turn"),
     ("post", "/v1/turn/record"),
+    ("get", "/v1/sessions"),
     ("post", "/v1/sessions/{id}/messages"),
     ("get", "/v1/sessions/{id}"),
     ("delete", "/v1/sessions/{id}"),
@@ -241,6 +242,24 @@ async fn response_schemas_match_real_responses() {
     );
     let sess = call(app, "GET", "/v1/sessions/s", Some(KEY_A), None).await;
     assert_subset(&keys(sess.ok()), &named(&doc, "SessionResponse"), "session");
+    call(
+        app,
+        "POST",
+        "/v1/memories",
+        Some(KEY_A),
+        Some(json!({"messages": "Alice plays chess", "user_id": "alice", "run_id": "s1", "infer": false})),
+    )
+    .await
+    .ok();
+    let axis = call(app, "GET", "/v1/sessions?user_id=alice", Some(KEY_A), None).await;
+    assert_subset(
+        &keys(axis.ok()),
+        &named(&doc, "SessionsResponse"),
+        "sessions",
+    );
+    let first = &axis.body["sessions"][0];
+    assert_eq!(first["id"], "s1", "{}", axis.body);
+    assert_subset(&keys(first), &named(&doc, "SessionInfoDoc"), "session info");
 }
 
 /// Every request that carries a scope documents its three fields: the
@@ -261,7 +280,11 @@ async fn every_scoped_request_documents_the_scope_fields() {
         let description = shared["properties"][field]["description"].as_str();
         assert!(description.is_some_and(|d| !d.is_empty()), "{field}");
     }
-    for (method, path) in [("get", "/v1/memories"), ("delete", "/v1/memories")] {
+    for (method, path) in [
+        ("get", "/v1/memories"),
+        ("delete", "/v1/memories"),
+        ("get", "/v1/sessions"),
+    ] {
         let params = doc["paths"][path][method]["parameters"].as_array().unwrap();
         let query: BTreeSet<String> = params
             .iter()
