@@ -69,7 +69,8 @@ async fn the_binary_serves_every_tool_over_stdio() {
             "memory_history",
             "memory_record_turn",
             "memory_remember",
-            "memory_search"
+            "memory_search",
+            "memory_sessions"
         ]
     );
 

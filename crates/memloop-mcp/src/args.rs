@@ -64,6 +64,11 @@ pub struct AddArgs {
     /// it the kind's default applies (episodes 180 days, facts kept).
     #[serde(default)]
     pub ttl: Option<String>,
+    /// When it was said, to write a past conversation with its own times:
+    /// Unix seconds (as Mem0 sends it), RFC 3339 or YYYY-MM-DD. Now when
+    /// absent. Places the session on the time axis (memory_sessions).
+    #[serde(default)]
+    pub timestamp: Option<Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -76,6 +81,19 @@ pub struct RememberArgs {
     /// Write even when the gate judges the text not worth keeping (small talk).
     #[serde(default)]
     pub skip_gate: Option<bool>,
+    /// When it was said, to write a past conversation with its own times:
+    /// Unix seconds (as Mem0 sends it), RFC 3339 or YYYY-MM-DD. Now when
+    /// absent. Places the session on the time axis (memory_sessions).
+    #[serde(default)]
+    pub timestamp: Option<Value>,
+}
+
+// The user's sessions; an agent narrows them to those it wrote in, a
+// session to that one (keeping its ordinal among all of the user's).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionsArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::args::{
     AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
-    ScopeArgs, SearchArgs,
+    ScopeArgs, SearchArgs, SessionsArgs,
 };
 
 /// A memory store and the loop over it (its gate and long-term writer serve
@@ -68,6 +68,7 @@ impl Engine {
             })?;
             m.expires_at = Some(at);
         }
+        m.valid_from = said_at_arg(a.timestamp.as_ref())?;
         let written = self.memory().add(&scope, m)?;
         Ok(json!({ "results": [written] }))
     }
@@ -78,6 +79,7 @@ impl Engine {
         let scope = a.scope.in_tenant(tenant)?;
         let options = RememberOptions {
             skip_gate: a.skip_gate.unwrap_or(false),
+            at: said_at_arg(a.timestamp.as_ref())?,
             ..RememberOptions::default()
         };
         let r = self.lp.remember(&scope, &a.text, options)?;
@@ -87,6 +89,13 @@ impl Engine {
             "reason": r.gate.reason,
             "notes": r.notes,
         }))
+    }
+
+    /// The user's sessions on the time axis, newest first.
+    pub(crate) fn sessions(&self, tenant: &str, a: SessionsArgs) -> Result<Value> {
+        let scope = a.scope.in_tenant(tenant)?;
+        let sessions = self.memory().sessions(&scope)?;
+        Ok(json!({ "sessions": sessions }))
     }
 
     // Through the facade, not the store: it checks the id first, so an
@@ -207,6 +216,12 @@ impl ScopeArgs {
         scope.validate()?;
         Ok(scope)
     }
+}
+
+/// A tool's `timestamp`: when it was said.
+fn said_at_arg(v: Option<&Value>) -> Result<Option<i64>> {
+    v.map(|v| memloop::time::parse_said_at("timestamp", v))
+        .transpose()
 }
 
 /// A filter as Mem0 sends it (a JSON object) or in memloop's text form.

@@ -1,4 +1,4 @@
-//! The MCP server: eight memory tools over one shared [`Engine`].
+//! The MCP server: nine memory tools over one shared [`Engine`].
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::args::{
     AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
-    SearchArgs,
+    SearchArgs, SessionsArgs,
 };
 use crate::engine::Engine;
 use crate::tenant::TenantResolver;
@@ -172,6 +172,18 @@ impl MemoryTools {
         ext: Extensions,
     ) -> ToolResult {
         self.run(&ext, a, Engine::history).await
+    }
+
+    #[tool(
+        description = "The user's sessions on the time axis, newest first: {\"sessions\": [{id, ordinal, started_at, ended_at, memories}]}; ordinal 1 is the first session, and the times are when its turns were said. Use it to find \"the last session\" or \"three sessions ago\".",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_sessions(
+        &self,
+        Parameters(a): Parameters<SessionsArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::sessions).await
     }
 
     #[tool(

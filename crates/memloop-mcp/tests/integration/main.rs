@@ -8,6 +8,7 @@ mod http;
 mod record;
 mod scope;
 mod stream;
+mod timeline;
 mod ttl;
 
 use std::sync::{Arc, OnceLock};
@@ -77,7 +78,7 @@ pub async fn tool_error(client: &ServerSink, tool: &str, args: Value) -> (String
     )
 }
 
-pub const TOOLS: [&str; 8] = [
+pub const TOOLS: [&str; 9] = [
     "memory_add",
     "memory_context",
     "memory_forget",
@@ -86,6 +87,7 @@ pub const TOOLS: [&str; 8] = [
     "memory_record_turn",
     "memory_remember",
     "memory_search",
+    "memory_sessions",
 ];
 
 /// Every tool once, over whatever transport `client` speaks: list, add then

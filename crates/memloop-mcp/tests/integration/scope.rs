@@ -42,6 +42,7 @@ async fn every_scoped_tool_shows_the_scope_fields_in_its_schema() {
         ("memory_add", &["text"][..]),
         ("memory_remember", &["text"][..]),
         ("memory_forget", &[][..]),
+        ("memory_sessions", &[][..]),
         ("memory_context", &["input", "session_id"][..]),
     ] {
         let t = tools
