@@ -800,6 +800,23 @@ pub(crate) fn verb_forms(
 }
 
 /// Numbers spelled out, for "two weeks ago" and "I have three kids".
+/// "first" … "twelfth", "1st", "2nd", "23rd" → 1, 2, 23.
+pub(crate) fn small_ordinal(word: &str) -> Option<u32> {
+    const WORDS: &[&str] = &[
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+        "tenth", "eleventh", "twelfth",
+    ];
+    if let Some(n) = WORDS.iter().position(|w| *w == word) {
+        return u32::try_from(n + 1).ok();
+    }
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = word.get(digits.len()..)?;
+    if digits.is_empty() || digits.len() > 3 || !is_in(&["st", "nd", "rd", "th"], suffix) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n| n > 0)
+}
+
 pub(crate) fn small_number(word: &str) -> Option<u32> {
     const WORDS: &[&str] = &[
         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",

@@ -40,6 +40,7 @@ mod fact;
 mod home_work;
 mod lexicon;
 pub mod links;
+pub mod query_time;
 mod reconcile;
 mod rules;
 mod time;

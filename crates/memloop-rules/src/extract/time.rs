@@ -67,7 +67,7 @@ fn day_text(d: NaiveDate) -> String {
 }
 
 impl ResolvedTime {
-    fn at(d: NaiveDate, granularity: Granularity) -> Option<ResolvedTime> {
+    pub(super) fn at(d: NaiveDate, granularity: Granularity) -> Option<ResolvedTime> {
         let millis = d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();
         Some(ResolvedTime {
             millis,
@@ -77,6 +77,22 @@ impl ResolvedTime {
 
     pub fn date(&self) -> Option<NaiveDate> {
         DateTime::from_timestamp_millis(self.millis).map(|t| t.date_naive())
+    }
+
+    /// Where the period ends (exclusive), in Unix milliseconds: the day
+    /// after a day, the Monday after a weekend, the 1st of the next month
+    /// after a month, and so on.
+    pub fn end_millis(&self) -> Option<i64> {
+        let d = self.date()?;
+        let end = match self.granularity {
+            Granularity::Day => shift_days(d, 1)?,
+            Granularity::Weekend => shift_days(d, 2)?,
+            Granularity::Week => shift_days(d, 7)?,
+            Granularity::Month => shift_months(d, 1)?,
+            Granularity::Season => shift_months(d, 3)?,
+            Granularity::Year => shift_months(d, 12)?,
+        };
+        Some(end.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
     }
 
     /// Human text at the time's precision: "May 7, 2023", "the week of
@@ -155,14 +171,14 @@ pub(crate) fn find_time(words: &[&str], today: NaiveDate, future: bool) -> Optio
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Unit {
+pub(super) enum Unit {
     Day,
     Week,
     Month,
     Year,
 }
 
-fn unit(word: &str) -> Option<Unit> {
+pub(super) fn unit(word: &str) -> Option<Unit> {
     match word {
         "day" | "days" => Some(Unit::Day),
         "week" | "weeks" => Some(Unit::Week),
@@ -172,7 +188,7 @@ fn unit(word: &str) -> Option<Unit> {
     }
 }
 
-fn month_number(word: &str) -> Option<u32> {
+pub(super) fn month_number(word: &str) -> Option<u32> {
     let m = match word {
         "january" | "jan" => 1,
         "february" | "feb" => 2,
@@ -216,7 +232,7 @@ fn season_month(word: &str) -> Option<u32> {
 }
 
 /// "7", "7th", "21st" → 7, 21 (1..=31).
-fn day_number(word: &str) -> Option<u32> {
+pub(super) fn day_number(word: &str) -> Option<u32> {
     let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let suffix = word.get(digits.len()..).unwrap_or("");
     if digits.is_empty() || digits.len() > 2 || !is_in(&["", "st", "nd", "rd", "th"], suffix) {
@@ -225,7 +241,7 @@ fn day_number(word: &str) -> Option<u32> {
     digits.parse().ok().filter(|d| (1..=31).contains(d))
 }
 
-fn year_number(word: &str) -> Option<i32> {
+pub(super) fn year_number(word: &str) -> Option<i32> {
     if word.len() != 4 || !word.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -240,7 +256,7 @@ fn first_of_month(d: NaiveDate) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(d.year(), d.month(), 1)
 }
 
-fn shift_days(d: NaiveDate, n: i64) -> Option<NaiveDate> {
+pub(super) fn shift_days(d: NaiveDate, n: i64) -> Option<NaiveDate> {
     if n >= 0 {
         d.checked_add_days(Days::new(n.unsigned_abs()))
     } else {
@@ -248,7 +264,7 @@ fn shift_days(d: NaiveDate, n: i64) -> Option<NaiveDate> {
     }
 }
 
-fn shift_months(d: NaiveDate, n: i64) -> Option<NaiveDate> {
+pub(super) fn shift_months(d: NaiveDate, n: i64) -> Option<NaiveDate> {
     let m = Months::new(u32::try_from(n.unsigned_abs()).ok()?);
     if n >= 0 {
         d.checked_add_months(m)
@@ -262,7 +278,7 @@ fn day(d: Option<NaiveDate>) -> Option<ResolvedTime> {
 }
 
 /// `n` units away from today (negative: in the past), at the unit's start.
-fn offset(today: NaiveDate, n: i64, unit: Unit) -> Option<ResolvedTime> {
+pub(super) fn offset(today: NaiveDate, n: i64, unit: Unit) -> Option<ResolvedTime> {
     match unit {
         Unit::Day => day(shift_days(today, n)),
         Unit::Week => ResolvedTime::at(
@@ -293,7 +309,12 @@ fn weekday_near(today: NaiveDate, wd: u32, future: bool) -> Option<ResolvedTime>
 
 /// The 1st of `month` in the most recent or next year that has it; `strict`
 /// excludes the current month ("last May" said in May is a year ago).
-fn month_near(today: NaiveDate, month: u32, future: bool, strict: bool) -> Option<ResolvedTime> {
+pub(super) fn month_near(
+    today: NaiveDate,
+    month: u32,
+    future: bool,
+    strict: bool,
+) -> Option<ResolvedTime> {
     let this_year = NaiveDate::from_ymd_opt(today.year(), month, 1)?;
     let current = first_of_month(today)?;
     let year = match (future, this_year.cmp(&current)) {
@@ -379,7 +400,7 @@ fn relative_unit(today: NaiveDate, which: &str, word: &str) -> Option<ResolvedTi
 }
 
 /// A time expression starting at word `i`: its length, the time, and whether it is relative.
-fn match_at(
+pub(super) fn match_at(
     words: &[&str],
     i: usize,
     today: NaiveDate,
