@@ -338,6 +338,12 @@ pub struct SignalScores {
     /// expansion): the score that link gave it; 0 for a direct hit only.
     #[serde(default)]
     pub graph: f32,
+    /// The time signal, 0..1, when the query names a time ("last week",
+    /// "in May"): 1 when the memory became true inside its window, less
+    /// the farther outside (`TimeWindow::closeness`); 0 when the query
+    /// names none.
+    #[serde(default)]
+    pub time: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

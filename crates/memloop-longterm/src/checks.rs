@@ -75,6 +75,9 @@ impl SearchQuery {
                 "top_k must be between 1 and {MAX_LIMIT}"
             )));
         }
+        if let Some(t) = &self.time {
+            t.check()?;
+        }
         Ok(())
     }
 }

@@ -42,6 +42,99 @@ impl Decay {
     };
 }
 
+/// How much being in a search's time window counts, when the window boosts
+/// rather than filters (`TimeMode::Boost`). See docs/retrieval.md for the
+/// measurement that chose it.
+pub const DEFAULT_TIME_BOOST: f32 = 0.3;
+
+/// What a search's time window does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeMode {
+    /// Only memories that became true inside the window are candidates: the
+    /// window restricts the search before any cut, so memories outside it
+    /// never take a place in the top k.
+    Filter,
+    /// Every memory stays a candidate; the time signal (1 inside the
+    /// window, falling with the distance outside it) is added with this
+    /// weight (the keyword signal's is 1).
+    Boost(f32),
+}
+
+/// A window of world time a search is about: what "last week", "in May"
+/// or "the last session" in a query resolve to. A memory is in it when its
+/// `valid_from` (when what it says became true: the turn's time for an
+/// episode) is in `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeWindow {
+    /// Unix milliseconds, inclusive; None: open.
+    pub start: Option<i64>,
+    /// Unix milliseconds, exclusive; None: open.
+    pub end: Option<i64>,
+    pub mode: TimeMode,
+}
+
+impl TimeWindow {
+    const DAY_MS: i64 = 86_400_000;
+
+    pub fn contains(&self, t: i64) -> bool {
+        self.start.is_none_or(|s| t >= s) && self.end.is_none_or(|e| t < e)
+    }
+
+    /// Whether the window filters the candidates.
+    pub fn filters(&self) -> bool {
+        self.mode == TimeMode::Filter
+    }
+
+    /// The boost's weight (0 for a filter, or a weight that is not a
+    /// positive number).
+    pub fn boost(&self) -> f32 {
+        match self.mode {
+            TimeMode::Boost(w) if w.is_finite() && w > 0.0 => w,
+            _ => 0.0,
+        }
+    }
+
+    /// The time signal of a memory that became true at `t`: 1 inside the
+    /// window; outside, 1 / (1 + distance / length), the length being the
+    /// window's (at least a day; a day for an open window), so a memory a
+    /// window's length away scores 0.5 whatever the window's size.
+    pub fn closeness(&self, t: i64) -> f32 {
+        if self.contains(t) {
+            return 1.0;
+        }
+        let length = match (self.start, self.end) {
+            (Some(s), Some(e)) => e.saturating_sub(s).max(Self::DAY_MS),
+            _ => Self::DAY_MS,
+        };
+        let distance = match (self.start, self.end) {
+            (Some(s), _) if t < s => s.saturating_sub(t),
+            (_, Some(e)) => t.saturating_sub(e).saturating_add(1),
+            _ => 0,
+        };
+        (1.0 / (1.0 + distance as f64 / length as f64)) as f32
+    }
+
+    /// Refuses a window that ends before it starts or a boost weight that
+    /// is negative or not a number.
+    pub fn check(&self) -> Result<()> {
+        if let (Some(s), Some(e)) = (self.start, self.end) {
+            if e <= s {
+                return Err(memloop_core::Error::invalid(
+                    "the search's time window ends before it starts: give an end after the start",
+                ));
+            }
+        }
+        if let TimeMode::Boost(w) = self.mode {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(memloop_core::Error::invalid(format!(
+                    "the time boost {w} must be 0 or more"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery {
     pub scope: Scope,
@@ -82,6 +175,10 @@ pub struct SearchQuery {
     /// Entity expansion from the top hits (`graph::Expansion`). None: the
     /// facade's configured one; a store ignores it.
     pub expand: Option<crate::graph::Expansion>,
+    /// The world time the query is about ("last week", "in May"): filters
+    /// or boosts by each memory's `valid_from`. The facade fills it from
+    /// the query's words when asked (`memloop::TimeReading`).
+    pub time: Option<TimeWindow>,
 }
 
 impl SearchQuery {
@@ -105,6 +202,7 @@ impl SearchQuery {
             include_superseded: false,
             decay: None,
             expand: None,
+            time: None,
         }
     }
 }
@@ -283,5 +381,45 @@ mod tests {
         scope.session_id = Some("none".into());
         assert!(number_sessions(&scope, raw()).is_empty());
         assert!(number_sessions(&Scope::user("u"), Vec::new()).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod time_window_tests {
+    use super::*;
+
+    const DAY: i64 = 86_400_000;
+
+    #[test]
+    fn closeness_is_one_inside_and_halves_a_window_length_away() {
+        let w = TimeWindow {
+            start: Some(10 * DAY),
+            end: Some(20 * DAY),
+            mode: TimeMode::Boost(0.3),
+        };
+        assert_eq!(w.closeness(10 * DAY), 1.0);
+        assert_eq!(w.closeness(20 * DAY - 1), 1.0);
+        assert!((w.closeness(0) - 0.5).abs() < 1e-6, "{}", w.closeness(0));
+        assert!((w.closeness(30 * DAY - 1) - 0.5).abs() < 1e-3);
+        assert!(w.closeness(100 * DAY) < w.closeness(25 * DAY));
+        assert_eq!(w.boost(), 0.3);
+        let open = TimeWindow {
+            start: Some(10 * DAY),
+            end: None,
+            mode: TimeMode::Filter,
+        };
+        assert!(open.contains(i64::MAX) && !open.contains(10 * DAY - 1));
+        assert_eq!(open.boost(), 0.0);
+        assert!((open.closeness(9 * DAY) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_windows_are_refused() {
+        let w = |start, end, mode| TimeWindow { start, end, mode };
+        assert!(w(Some(2), Some(1), TimeMode::Filter).check().is_err());
+        assert!(w(Some(1), Some(1), TimeMode::Filter).check().is_err());
+        assert!(w(None, None, TimeMode::Boost(f32::NAN)).check().is_err());
+        assert!(w(None, None, TimeMode::Boost(-1.0)).check().is_err());
+        assert!(w(Some(1), None, TimeMode::Boost(0.3)).check().is_ok());
     }
 }

@@ -1,21 +1,22 @@
 //! How a search ranks, the same for every backend: each backend finds its
 //! candidates (vector and keyword, best first) and hydrates records its own
-//! way; fusing the two signals, the speaker boost, decay, the cut, what is
-//! visible and the marking of stale hits are decided here, so two backends
-//! never rank the same memories differently.
+//! way; fusing the two signals, the speaker boost, decay, the query's time
+//! window, the cut, what is visible and the marking of stale hits are
+//! decided here, so two backends never rank the same memories differently.
 
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
 use memloop_core::{MemoryRecord, Replacement, Result, SearchHit, SignalScores};
 
-use crate::{Decay, SearchQuery};
+use crate::{Decay, SearchQuery, TimeWindow};
 
 /// Candidates scored by the fused signals (and the speaker boost): row,
 /// per-signal scores, score in 0..1.
 pub struct Ranked {
     rows: Vec<(i64, SignalScores, f32)>,
     decay: Option<Decay>,
+    time: Option<TimeWindow>,
     /// What the boosts add at most: scores are scaled back into 0..1 by it.
     extra: f32,
 }
@@ -42,9 +43,12 @@ pub fn fuse_candidates(
     let vector_range = Range::of(vector.iter().map(|h| h.1));
     let keyword_range = Range::of(keyword.iter().map(|h| h.1));
     let decay = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
-    let extra = q.speaker_boost.max(0.0) + decay.map_or(0.0, |d| d.weight);
+    let time = q.time;
+    let extra = q.speaker_boost.max(0.0)
+        + decay.map_or(0.0, |d| d.weight)
+        + time.map_or(0.0, |t| t.boost());
     // The reported score: the fused score (0..1) plus the speaker boost
-    // (and the weighted decay signal), scaled back into 0..1.
+    // (and the weighted decay and time signals), scaled back into 0..1.
     let rows = fused
         .into_iter()
         .map(|(row, mut s)| {
@@ -61,14 +65,20 @@ pub fn fuse_candidates(
             (row, s, score)
         })
         .collect();
-    Ranked { rows, decay, extra }
+    Ranked {
+        rows,
+        decay,
+        time,
+        extra,
+    }
 }
 
 impl Ranked {
-    /// Whether decay ranks too: then every candidate's record is needed
-    /// before the cut ([`Ranked::add_decay`]).
+    /// Whether decay or a time window ranks too: then every candidate's
+    /// record is needed before the cut ([`Ranked::add_decay`],
+    /// [`Ranked::add_time`]).
     pub fn needs_records_before_cut(&self) -> bool {
-        self.decay.is_some()
+        self.decay.is_some() || self.time.is_some()
     }
 
     /// The candidates' rows, in their current order.
@@ -86,6 +96,28 @@ impl Ranked {
                 *score += d.weight * s.decay / (1.0 + self.extra);
             }
         }
+    }
+
+    /// Applies the query's time window to the candidates, before the cut:
+    /// a filter drops those that did not become true inside it (so they
+    /// never take a place in the top k), a boost adds each one's weighted
+    /// time signal ([`TimeWindow::closeness`] of its `valid_from`). Either
+    /// way the signal is recorded in its scores.
+    pub fn add_time(&mut self, records: &HashMap<i64, MemoryRecord>) {
+        let Some(t) = self.time else { return };
+        let (weight, extra) = (t.boost(), self.extra);
+        self.rows.retain_mut(|(row, s, score)| {
+            let Some(r) = records.get(row) else {
+                return true;
+            };
+            if t.filters() {
+                s.time = 1.0;
+                return t.contains(r.valid_from);
+            }
+            s.time = t.closeness(r.valid_from);
+            *score += weight * s.time / (1.0 + extra);
+            true
+        });
     }
 
     /// Best first, then a few more than asked for kept: rows that turn out
@@ -113,7 +145,10 @@ impl Ranked {
                 Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
                 None => q.include_superseded || record.is_current(now),
             };
-            if !visible || score < q.min_score {
+            let in_window = q
+                .time
+                .is_none_or(|t| !t.filters() || t.contains(record.valid_from));
+            if !visible || !in_window || score < q.min_score {
                 continue;
             }
             out.push(SearchHit {

@@ -109,10 +109,12 @@ impl PgStore {
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
         q.check()?;
+        // A time window that filters narrows too (see memloop-store).
         let restricted = q.filter.is_some()
             || !q.kinds.is_empty()
             || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())
-            || q.scope.session_id.is_some();
+            || q.scope.session_id.is_some()
+            || q.time.is_some_and(|t| t.filters());
         let past = q.as_of.is_some() || q.include_superseded;
         let (terms, tsquery) = terms::query(self.analyzer(), &q.text);
         let n = q.candidates.max(q.top_k) as i64;
@@ -189,6 +191,7 @@ impl PgStore {
                 // Decay needs every candidate's record before the cut.
                 let records = records_by_rid(tx, &ranked.rows())?;
                 ranked.add_decay(&records, now);
+                ranked.add_time(&records);
                 ranked.cut(q.top_k);
                 records
             } else {
@@ -233,11 +236,18 @@ impl PgStore {
         };
         let sql = numbered(
             &format!(
-                "SELECT {cols} FROM memories WHERE partition = $PART AND {} AND {NARROWING}",
+                "SELECT {cols} FROM memories WHERE partition = $PART AND {} AND {NARROWING} \
+                 AND ($FROM::bigint IS NULL OR valid_from >= $FROM) \
+                 AND ($UNTIL::bigint IS NULL OR valid_from < $UNTIL)",
                 indexed(q)
             ),
-            &["PART", "AS_OF", "NOW", "AGENT", "SESSION", "KINDS"],
+            &[
+                "PART", "AS_OF", "NOW", "AGENT", "SESSION", "KINDS", "FROM", "UNTIL",
+            ],
         );
+        // The window's bounds when it filters.
+        let window = q.time.filter(|t| t.filters());
+        let (from, until) = (window.and_then(|t| t.start), window.and_then(|t| t.end));
         let rows = tx.query(
             &sql,
             &[
@@ -247,6 +257,8 @@ impl PgStore {
                 &q.scope.agent_id,
                 &q.scope.session_id,
                 &kinds,
+                &from,
+                &until,
             ],
         )?;
         let Some(filter) = &q.filter else {

@@ -177,10 +177,13 @@ impl EmbeddedStore {
         self.check_dims(vector)?;
         q.check()?;
         let now = self.now();
+        // A time window that filters narrows too: the indexes then rank only
+        // the window's memories, so the window gets all the candidate places.
         let restricted = q.filter.is_some()
             || !q.kinds.is_empty()
             || (q.scope.user_id.is_some() && q.scope.agent_id.is_some())
-            || q.scope.session_id.is_some();
+            || q.scope.session_id.is_some()
+            || q.time.is_some_and(|t| t.filters());
         // Narrowed searches first find the rows they may return, then search only those.
         let allowed: Option<HashSet<i64>> = if restricted {
             Some(self.allowed_rows(&partition, q, now)?)
@@ -247,6 +250,7 @@ impl EmbeddedStore {
             let mut records = self.records_by_row(&ranked.rows())?;
             self.merge_pending_access(&q.scope.tenant, &mut records);
             ranked.add_decay(&records, now);
+            ranked.add_time(&records);
             ranked.cut(q.top_k);
             records
         } else {
@@ -296,7 +300,12 @@ impl EmbeddedStore {
         let past = q.as_of.is_some() || q.include_superseded;
         for r in rows {
             let (row, rec) = r.map_err(sql_err)?;
-            if (past || !rec.is_expired(now)) && admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
+            let in_window = q
+                .time
+                .is_none_or(|t| !t.filters() || t.contains(rec.valid_from));
+            if (past || !rec.is_expired(now))
+                && in_window
+                && admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
             {
                 out.insert(row);
             }

@@ -843,4 +843,114 @@ pub fn sessions_on_a_time_axis(b: &dyn Backend) {
         s.sessions(&Scope::default()),
         Err(e) if e.class() == ErrorClass::InvalidInput
     ));
+/// A search's time window (what "in May" in a query resolves to), on each
+/// memory's `valid_from`. As a filter it narrows the search before any
+/// cut: 150 better-matching memories from January never take the places
+/// of the 3 from May. As a boost every memory stays a candidate and those
+/// inside the window rank first; each hit's scores show the time signal.
+pub fn time_window_filters_and_boosts(b: &dyn Backend) {
+    use memloop_longterm::{TimeMode, TimeWindow};
+    const DAY: i64 = 86_400_000;
+    // 2023-01-01 and 2023-05-01, 2023-06-01 (UTC).
+    let (jan, may, june) = (1_672_531_200_000, 1_682_899_200_000, 1_685_577_600_000);
+    let s = b.handle();
+    let a = alice();
+    let at = |t: &str, from: i64| {
+        let mut m = NewMemory::text(t);
+        m.valid_from = Some(from);
+        (m.clone(), vector(&m.text))
+    };
+    let january: Vec<_> = (0..150)
+        .map(|i| {
+            at(
+                &format!("paris trip notes paris trip {i}"),
+                jan + i * 60_000,
+            )
+        })
+        .collect();
+    s.insert(&a, january).unwrap();
+    let in_may: Vec<_> = (0..3)
+        .map(|i| at(&format!("a trip somewhere, notes {i}"), may + (i + 1) * DAY))
+        .collect();
+    s.insert(&a, in_may).unwrap();
+    let window = |mode| TimeWindow {
+        start: Some(may),
+        end: Some(june),
+        mode,
+    };
+    let q = |mode| SearchQuery {
+        time: Some(window(mode)),
+        top_k: 5,
+        ..SearchQuery::new(a.clone(), "paris trip notes")
+    };
+    let v = vector("paris trip notes");
+    let filtered = s.search(&q(TimeMode::Filter), &v).unwrap();
+    let mut texts: Vec<&str> = filtered.iter().map(|h| h.record.text.as_str()).collect();
+    texts.sort_unstable();
+    assert_eq!(
+        texts,
+        [
+            "a trip somewhere, notes 0",
+            "a trip somewhere, notes 1",
+            "a trip somewhere, notes 2"
+        ]
+    );
+    assert!(filtered.iter().all(|h| h.scores.time == 1.0));
+    // Without a window the January memories fill the top 5.
+    let plain = s
+        .search(
+            &SearchQuery {
+                top_k: 5,
+                ..SearchQuery::new(a.clone(), "paris trip notes")
+            },
+            &v,
+        )
+        .unwrap();
+    assert!(plain
+        .iter()
+        .all(|h| h.record.valid_from < may && h.scores.time == 0.0));
+    // Boosted (weighted high enough to outweigh the keywords): the May
+    // memories first, then the January ones, whose time signal is lower
+    // the farther they are from the window. A boost reorders the
+    // candidates, so here every memory is one.
+    let boosted = s
+        .search(
+            &SearchQuery {
+                candidates: 200,
+                ..q(TimeMode::Boost(2.0))
+            },
+            &v,
+        )
+        .unwrap();
+    assert_eq!(boosted.len(), 5);
+    assert!(
+        boosted[..3].iter().all(|h| h.scores.time == 1.0),
+        "{boosted:?}"
+    );
+    assert!(boosted[3..]
+        .iter()
+        .all(|h| h.record.valid_from < may && h.scores.time > 0.0 && h.scores.time < 0.5));
+    assert!(boosted.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    // An open window: everything since May.
+    let since = SearchQuery {
+        time: Some(TimeWindow {
+            start: Some(may),
+            end: None,
+            mode: TimeMode::Filter,
+        }),
+        ..SearchQuery::new(a.clone(), "trip")
+    };
+    assert_eq!(s.search(&since, &vector("trip")).unwrap().len(), 3);
+    // A window that ends before it starts is refused, saying so.
+    let bad = SearchQuery {
+        time: Some(TimeWindow {
+            start: Some(june),
+            end: Some(may),
+            mode: TimeMode::Filter,
+        }),
+        ..SearchQuery::new(a.clone(), "trip")
+    };
+    let e = s.search(&bad, &vector("trip")).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::InvalidInput);
+    assert!(e.to_string().contains("ends before it starts"), "{e}");
 }

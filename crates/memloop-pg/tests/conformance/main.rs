@@ -49,4 +49,5 @@ conformance!(
     outbox_round_trip,
     stats_and_entities,
     sessions_on_a_time_axis,
+    time_window_filters_and_boosts,
 );
