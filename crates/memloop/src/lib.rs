@@ -22,6 +22,7 @@ mod lazy;
 mod memory;
 mod open;
 mod pipeline;
+mod query_time;
 pub mod short_term;
 mod store_open;
 mod tokens;
@@ -36,6 +37,7 @@ pub use forgetting::{
 };
 pub use memory::{Lookup, Memory, MemoryById, RecordStatus, DEFAULT_EXPANSION};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
+pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
     fold_summary, said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
@@ -60,7 +62,7 @@ pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
 pub use memloop_longterm::{
     Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
-    SearchQuery, SessionInfo, Stats,
+    SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,
 };
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
