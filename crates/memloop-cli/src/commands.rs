@@ -78,6 +78,15 @@ pub struct SearchArgs {
     /// Follow entity links from the top hits (default: the configured expansion).
     #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
     expand: Option<bool>,
+    /// When the question is asked, for the time its words name ("last
+    /// week", "the last session"): YYYY-MM-DD (its end) or RFC 3339. Default: now.
+    #[arg(long)]
+    now: Option<String>,
+    /// What a time the query names does: boost (memories in its window rank
+    /// higher), filter (only those are searched) or off (words not read).
+    /// Default: boost (docs/retrieval.md).
+    #[arg(long)]
+    time_mode: Option<String>,
 }
 
 #[derive(Args)]
@@ -243,8 +252,20 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
             memloop::graph::Expansion::OFF
         }
     });
+    let mode = match a.time_mode.as_deref() {
+        None => memloop::QueryTimeMode::default(),
+        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
+            Error::InvalidInput(m) => Error::invalid(format!("--time-mode: {m}")),
+            other => other,
+        })?,
+    };
+    let now = match a.now.as_deref() {
+        Some(s) => memloop::parse_reference_time(s, "--now")?,
+        None => memloop::now_millis(),
+    };
     let memory = open(config)?;
-    out.hits(&memory.search(&q)?)
+    let time = memory.read_time(&mut q, now, mode)?;
+    out.hits(&memory.search(&q)?, time.as_ref())
 }
 
 pub fn get(config: &Config, out: &Output, id: &str, lookup: Lookup) -> anyhow::Result<()> {

@@ -235,6 +235,7 @@ fn conversation(rng: &mut Rng, user: usize, turns: usize, questions: usize) -> C
                         evidence: vec![evidence],
                         category: Some(place.name().into()),
                         category_name: Some(place.name().into()),
+                        date: None,
                     },
                 ));
             }

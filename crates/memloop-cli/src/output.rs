@@ -67,9 +67,21 @@ impl Output {
         Ok(())
     }
 
-    pub fn hits(&self, hits: &[SearchHit]) -> anyhow::Result<()> {
+    /// Search hits, after how the query's time was read when it named one.
+    pub fn hits(
+        &self,
+        hits: &[SearchHit],
+        time: Option<&memloop::TimeReading>,
+    ) -> anyhow::Result<()> {
         if self.json {
-            return self.json_value(&serde_json::json!({ "results": hits }));
+            let mut v = serde_json::json!({ "results": hits });
+            if let Some(t) = time {
+                v["time"] = serde_json::to_value(t)?;
+            }
+            return self.json_value(&v);
+        }
+        if let Some(t) = time {
+            println!("{t}");
         }
         if hits.is_empty() {
             println!("no memories found");

@@ -46,6 +46,19 @@ pub struct SearchArgs {
     /// memory, score, kind, date and, when stale, superseded_by.
     #[serde(default)]
     pub full: Option<bool>,
+    /// When the question is asked, for the time its words name ("last
+    /// week", "in May", "the last session"): YYYY-MM-DD (its end) or RFC
+    /// 3339. Default: now.
+    #[serde(default)]
+    pub now: Option<String>,
+    /// What a time the query names does: "boost" (default: memories from
+    /// that time rank higher), "filter" (only they are searched) or "off".
+    #[serde(default)]
+    pub time_mode: Option<String>,
+    /// Search what was true at this time (YYYY-MM-DD: its end, or RFC
+    /// 3339) instead of now: superseded and deleted memories as they were.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -47,11 +47,23 @@ impl Engine {
         if let Some(s) = a.min_score {
             q.min_score = s;
         }
+        q.as_of = a
+            .as_of
+            .as_deref()
+            .map(|s| memloop::parse_reference_time(s, "as_of"))
+            .transpose()?;
+        let (now, mode) = time_args(a.now.as_deref(), a.time_mode.as_deref())?;
+        let time = self.memory().read_time(&mut q, now, mode)?;
         let hits = self.memory().search(&q)?;
-        if a.full.unwrap_or(false) {
-            return Ok(json!({ "results": hits }));
+        let mut out = if a.full.unwrap_or(false) {
+            json!({ "results": hits })
+        } else {
+            json!({ "results": hits.iter().map(compact).collect::<Vec<_>>() })
+        };
+        if let Some(t) = time {
+            out["time"] = to_json(&t)?;
         }
-        Ok(json!({ "results": hits.iter().map(compact).collect::<Vec<_>>() }))
+        Ok(out)
     }
 
     pub(crate) fn add(&self, tenant: &str, a: AddArgs) -> Result<Value> {
@@ -237,4 +249,21 @@ fn parse_filter(v: &Value) -> Result<Filter> {
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))
+}
+
+/// The reference time (`now`, default the present) and the time mode
+/// (`time_mode`, default boost) of a search.
+fn time_args(now: Option<&str>, mode: Option<&str>) -> Result<(i64, memloop::QueryTimeMode)> {
+    let now = match now {
+        Some(s) => memloop::parse_reference_time(s, "now")?,
+        None => memloop::now_millis(),
+    };
+    let mode = match mode {
+        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
+            Error::InvalidInput(m) => Error::invalid(format!("time_mode: {m}")),
+            other => other,
+        })?,
+        None => memloop::QueryTimeMode::default(),
+    };
+    Ok((now, mode))
 }

@@ -96,7 +96,7 @@ fn tool_error(code: &str, message: &str) -> CallToolResult {
 #[tool_router]
 impl MemoryTools {
     #[tool(
-        description = "Search the user's long-term memories by meaning and keyword. Returns {\"results\": [{id, memory, score, kind, date, superseded_by?}]}, best first; superseded_by (the current memory) marks a memory no longer true. full: true returns whole records.",
+        description = "Search the user's long-term memories by meaning and keyword. Returns {\"results\": [{id, memory, score, kind, date, superseded_by?}]}, best first; superseded_by (the current memory) marks a memory no longer true. full: true returns whole records. A time the query names (\"last week\", \"in May\", \"the last session\") is read against now (or the now given) and boosts memories from then (time_mode: filter keeps only them); how it was read is returned as time.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_search(

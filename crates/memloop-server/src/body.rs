@@ -169,6 +169,19 @@ pub struct SearchRequest {
     /// Drop hits scoring (0..1) below this (`threshold` is accepted too).
     #[serde(default, alias = "threshold")]
     pub min_score: Option<f32>,
+    /// When the question is asked, for the time its words name ("last
+    /// week", "in May", "the last session"): YYYY-MM-DD (its end) or RFC
+    /// 3339. Default: now.
+    #[serde(default)]
+    pub now: Option<String>,
+    /// What a time the query names does: `boost` (default: memories from
+    /// then rank higher), `filter` (only they are searched) or `off`.
+    #[serde(default)]
+    pub time_mode: Option<String>,
+    /// Search what was true at this time (YYYY-MM-DD: its end, or RFC
+    /// 3339): superseded and deleted memories as they were then.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// `GET /v1/memories`.

@@ -111,6 +111,10 @@ pub struct SignalScoresDoc {
     /// Reached from a direct hit through an entity both name (entity
     /// expansion): the score that link gave it; 0 for a direct hit.
     graph: f32,
+    /// The time signal, 0..1, when the query names a time ("last week",
+    /// "in May"): 1 inside its window, less the farther outside; 0 when it
+    /// names none.
+    time: f32,
 }
 
 /// One memory read by id: the stored memory, where it stands, and what
@@ -178,6 +182,26 @@ pub struct MemoriesResponse {
 #[derive(ToSchema)]
 pub struct SearchResponse {
     results: Vec<SearchHitDoc>,
+    /// How a time the query names was read (absent when it names none).
+    time: Option<TimeReadingDoc>,
+}
+
+/// How a query's time was read: `{"phrase": "in May", "start":
+/// "2023-05-01T00:00:00.000Z", "end": "2023-06-01T00:00:00.000Z", "mode": "boost"}`.
+#[derive(ToSchema)]
+pub struct TimeReadingDoc {
+    /// The words read ("in May", "three sessions ago").
+    phrase: String,
+    /// The window's start (inclusive, RFC 3339); null when open.
+    start: Option<String>,
+    /// The window's end (exclusive, RFC 3339); null when open.
+    end: Option<String>,
+    /// boost or filter.
+    mode: String,
+    /// The session the words named, when they named one.
+    session: Option<String>,
+    /// Why the words gave no window (a session that does not exist).
+    note: Option<String>,
 }
 
 #[derive(ToSchema)]

@@ -50,6 +50,11 @@ pub struct Question {
     /// The category's name, when the file gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category_name: Option<String>,
+    /// When the question is asked (RFC 3339): the reference time for the
+    /// time its words name ("last week"). Default: just after the
+    /// conversation's last turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
 }
 
 impl Question {

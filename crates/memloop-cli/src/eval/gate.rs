@@ -310,6 +310,7 @@ mod tests {
                 evidence: vec!["T1".into(), "T4".into()],
                 category: Some("4".into()),
                 category_name: None,
+                date: None,
             }],
         };
         let r = measure(&[conv], &GateConfig::default(), 5);

@@ -160,6 +160,9 @@ fn convert(conv: &Value, index: usize, skips: &mut SkipReport) -> anyhow::Result
                 .as_u64()
                 .and_then(|c| CATEGORY_NAMES.get((c as usize).wrapping_sub(1)))
                 .map(|n| n.to_string()),
+            // LoCoMo does not say when a question is asked: after the last
+            // session (the eval's default).
+            date: None,
         });
     }
     Ok(Conversation {

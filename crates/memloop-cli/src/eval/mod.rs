@@ -73,6 +73,14 @@ pub struct EvalArgs {
     context_weight: f32,
     #[command(flatten)]
     expand: ExpandArgs,
+    /// What a time a question names does in the default method: boost,
+    /// filter or off (default: the search default). It is read against the
+    /// question's date, else the moment after the conversation's last turn.
+    #[arg(long)]
+    time_mode: Option<String>,
+    /// The boost's weight with --time-mode boost (default: memloop::DEFAULT_TIME_BOOST).
+    #[arg(long)]
+    time_boost: Option<f32>,
 }
 
 /// Entity expansion in the default method (the baselines never expand).
@@ -177,6 +185,14 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     if let Some(p) = &args.write_jsonl {
         format::write_jsonl(p, &conversations)?;
     }
+    let time_mode = match args.time_mode.as_deref() {
+        None => memloop::QueryTimeMode::default(),
+        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
+            memloop::Error::InvalidInput(m) => memloop::Error::invalid(format!("--time-mode: {m}")),
+            other => other,
+        })?,
+    };
+    let mut times = TimesRead::default();
     let embedder = crate::local_model::load(config, "memloop eval")?;
     let started = Instant::now();
     let work = tempfile::Builder::new().prefix("memloop-eval-").tempdir()?;
@@ -204,6 +220,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             conv,
             weights,
             args.expand.expansion(),
+            (time_mode, args.time_boost, &mut times),
             &mut answers,
             &mut latencies,
         )?;
@@ -227,6 +244,13 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         "includes": "query embedding and hybrid search",
         "embedding": {"p50": percentile(&embed, 0.5), "p99": percentile(&embed, 0.99)},
         "search_top50": {"p50": percentile(&search, 0.5), "p99": percentile(&search, 0.99)}});
+    report["time"] = json!({
+        "mode": time_mode.as_str(),
+        "boost": args.time_boost.unwrap_or(memloop::DEFAULT_TIME_BOOST),
+        "questions_with_time": times.read,
+        "with_window": times.windows,
+        "examples": times.examples,
+    });
     report["conversations"] = json!(conversations.len());
     report["skipped"] = json!({
         "unparseable_evidence": skips.unparseable_evidence,
@@ -367,6 +391,32 @@ pub(crate) fn scope(conv: &Conversation) -> Scope {
     Scope::user(conv.id.clone()).with_tenant("eval")
 }
 
+/// How many questions named a time, how many of those got a window, and a
+/// few of the readings (to see what was read).
+#[derive(Default)]
+struct TimesRead {
+    read: usize,
+    windows: usize,
+    examples: Vec<String>,
+}
+
+/// When a conversation's questions are asked when they do not say: just
+/// after its last turn (the latest session or turn time), or now if it has
+/// no times.
+fn asked_after(conv: &Conversation) -> i64 {
+    conv.sessions
+        .iter()
+        .flat_map(|s| {
+            s.turns
+                .iter()
+                .filter_map(|t| t.timestamp.as_deref())
+                .chain(s.date.as_deref())
+        })
+        .filter_map(memloop::filter::parse_date)
+        .max()
+        .map_or_else(memloop::now_millis, |t| t + 1)
+}
+
 /// One question's time: embedding the question, then searching (the default method).
 struct Latency {
     embed_ms: f64,
@@ -381,9 +431,11 @@ fn ask(
     conv: &Conversation,
     weights: (f32, f32, f32),
     expansion: memloop::graph::Expansion,
+    (time_mode, time_boost, times): (memloop::QueryTimeMode, Option<f32>, &mut TimesRead),
     answers: &mut [Vec<Answer>],
     latencies: &mut Vec<Latency>,
 ) -> anyhow::Result<()> {
+    let after = asked_after(conv);
     let bar = crate::output::progress_bar(
         out,
         conv.questions.len() as u64,
@@ -414,6 +466,26 @@ fn ask(
                 memloop::graph::Expansion::OFF
             });
             let t = Instant::now();
+            // Only the default method reads the question's time.
+            if m == 0 {
+                let now = q
+                    .date
+                    .as_deref()
+                    .and_then(memloop::filter::parse_date)
+                    .unwrap_or(after);
+                if let Some(r) = memory.read_time(&mut sq, now, time_mode)? {
+                    if let (Some(w), Some(t)) = (time_boost, sq.time.as_mut()) {
+                        if let memloop::TimeMode::Boost(_) = t.mode {
+                            t.mode = memloop::TimeMode::Boost(w);
+                        }
+                    }
+                    times.read += 1;
+                    times.windows += usize::from(r.has_window());
+                    if times.examples.len() < 20 {
+                        times.examples.push(format!("{}: {r}", q.question));
+                    }
+                }
+            }
             let hits = memory.search_by_vector(&sq, &vector)?;
             if m == 0 {
                 latencies.push(Latency {

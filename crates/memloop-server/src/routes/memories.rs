@@ -197,9 +197,33 @@ pub async fn search(
         }
         q.min_score = s;
     }
+    q.as_of = req
+        .as_of
+        .as_deref()
+        .map(|s| memloop::parse_reference_time(s, "as_of"))
+        .transpose()?;
+    let now = match req.now.as_deref() {
+        Some(s) => memloop::parse_reference_time(s, "now")?,
+        None => memloop::now_millis(),
+    };
+    let mode = match req.time_mode.as_deref() {
+        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
+            memloop::Error::InvalidInput(m) => ApiError::invalid(format!("time_mode: {m}")),
+            other => ApiError::from(other),
+        })?,
+        None => memloop::QueryTimeMode::default(),
+    };
     let memory = state.memory().clone();
-    let hits = blocking(move || memory.search(&q)).await?;
-    Ok(Json(json!({ "results": hits })))
+    let (hits, time) = blocking(move || {
+        let time = memory.read_time(&mut q, now, mode)?;
+        Ok((memory.search(&q)?, time))
+    })
+    .await?;
+    let mut out = json!({ "results": hits });
+    if let Some(t) = time {
+        out["time"] = json!(t);
+    }
+    Ok(Json(out))
 }
 
 /// The memories of a scope, newest first.
