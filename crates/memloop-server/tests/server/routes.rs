@@ -474,3 +474,76 @@ async fn token_scheme_is_accepted() {
         assert_eq!(send(&s.app, req).await.status, 200, "{header}");
     }
 }
+
+/// A search body's `now`, `time_mode` and `as_of`: the time the query names
+/// is read against `now` and answered as `time`; a filter on a day without
+/// memories finds none, the boost still finds them; `as_of` before any
+/// memory finds none; bad values are 400s naming the field.
+#[tokio::test]
+async fn search_reads_the_query_time_against_now_and_takes_as_of() {
+    let s = server();
+    let app = &s.app;
+    add_raw(app, KEY_A, "tess", &["Tess bought a red bicycle"]).await;
+    let search =
+        |body: serde_json::Value| call(app, "POST", "/v1/memories/search", Some(KEY_A), Some(body));
+    let q = "what bicycle did Tess buy yesterday";
+    let boosted = search(json!({"query": q, "user_id": "tess", "now": "2030-01-10"})).await;
+    let v = boosted.ok();
+    assert_eq!(
+        v["results"].as_array().unwrap().len(),
+        1,
+        "{}",
+        boosted.text
+    );
+    assert_eq!(v["time"]["phrase"], "yesterday");
+    assert_eq!(v["time"]["start"], "2030-01-09T00:00:00.000Z");
+    assert_eq!(v["time"]["end"], "2030-01-10T00:00:00.000Z");
+    assert_eq!(v["time"]["mode"], "boost");
+    let t = v["results"][0]["scores"]["time"].as_f64().unwrap();
+    assert!(t > 0.0 && t < 1.0, "{t}");
+
+    let filtered =
+        search(json!({"query": q, "user_id": "tess", "now": "2030-01-10", "time_mode": "filter"}))
+            .await;
+    assert!(
+        filtered.ok()["results"].as_array().unwrap().is_empty(),
+        "{}",
+        filtered.text
+    );
+    assert_eq!(filtered.ok()["time"]["mode"], "filter");
+
+    let off = search(json!({"query": q, "user_id": "tess", "time_mode": "off"})).await;
+    assert!(off.ok().get("time").is_none(), "{}", off.text);
+    assert_eq!(off.ok()["results"].as_array().unwrap().len(), 1);
+
+    let past = search(json!({"query": "bicycle", "user_id": "tess", "as_of": "2020-01-01"})).await;
+    assert!(
+        past.ok()["results"].as_array().unwrap().is_empty(),
+        "{}",
+        past.text
+    );
+    let present =
+        search(json!({"query": "bicycle", "user_id": "tess", "as_of": "2099-01-01"})).await;
+    assert_eq!(
+        present.ok()["results"].as_array().unwrap().len(),
+        1,
+        "{}",
+        present.text
+    );
+
+    for (body, field) in [
+        (json!({"query": q, "user_id": "tess", "now": "soon"}), "now"),
+        (
+            json!({"query": q, "user_id": "tess", "time_mode": "strict"}),
+            "time_mode",
+        ),
+        (
+            json!({"query": q, "user_id": "tess", "as_of": "someday"}),
+            "as_of",
+        ),
+    ] {
+        let a = search(body).await;
+        a.assert_error(400, "invalid_input");
+        assert!(a.text.contains(field), "{}", a.text);
+    }
+}
