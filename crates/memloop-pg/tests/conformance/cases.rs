@@ -843,6 +843,8 @@ pub fn sessions_on_a_time_axis(b: &dyn Backend) {
         s.sessions(&Scope::default()),
         Err(e) if e.class() == ErrorClass::InvalidInput
     ));
+}
+
 /// A search's time window (what "in May" in a query resolves to), on each
 /// memory's `valid_from`. As a filter it narrows the search before any
 /// cut: 150 better-matching memories from January never take the places
