@@ -9,66 +9,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_memloop");
 /// memloop_core::MAX_TEXT_BYTES
 const MAX_TEXT_BYTES: usize = 32 * 1024;
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// A data directory of its own, and the binary run on it.
-struct Store {
-    dir: tempfile::TempDir,
-}
+mod common;
+use common::{one_json_document, results, texts, Store, BIN};
 
 impl Store {
-    fn new() -> Store {
-        Store {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Out {
-        let out = Command::new(BIN)
-            .arg("--data-dir")
-            .arg(self.dir.path())
-            .args(args)
-            .env_remove("MEMLOOP_DATA_DIR")
-            .env_remove("MEMLOOP_CONFIG")
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .unwrap();
-        Out {
-            code: out.status.code(),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
-    /// Runs with `--json`, expects success, and parses the whole of stdout as
-    /// exactly one JSON document.
-    fn ok(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        let out = self.run(&all);
-        assert_eq!(
-            out.code,
-            Some(0),
-            "memloop {args:?} failed\nstdout: {}\nstderr: {}",
-            out.stdout,
-            out.stderr
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "memloop {args:?} wrote to stderr: {}",
-            out.stderr
-        );
-        one_json_document(&out.stdout, args)
-    }
-
     /// Runs once with `--json` and once without; both must exit with `exit`
     /// and write exactly one line starting with `error:` on stderr. With
     /// `--json` stdout is `{"error":{"code","message"}}` and nothing else;
@@ -139,12 +86,6 @@ impl Store {
     }
 }
 
-fn one_json_document(stdout: &str, args: &[&str]) -> Value {
-    serde_json::from_str(stdout).unwrap_or_else(|e| {
-        panic!("memloop {args:?}: stdout is not exactly one JSON document ({e}):\n{stdout}")
-    })
-}
-
 fn assert_one_error_line(stderr: &str, args: &[&str]) {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(
@@ -158,24 +99,11 @@ fn assert_one_error_line(stderr: &str, args: &[&str]) {
     );
 }
 
-fn results(v: &Value) -> &Vec<Value> {
-    v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no results array in {v}"))
-}
-
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object()
         .unwrap_or_else(|| panic!("not an object: {v}"))
         .keys()
         .cloned()
-        .collect()
-}
-
-fn texts(records: &[Value]) -> Vec<String> {
-    records
-        .iter()
-        .map(|r| r["memory"].as_str().unwrap().to_string())
         .collect()
 }
 

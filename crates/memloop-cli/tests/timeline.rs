@@ -3,40 +3,14 @@
 //! (`add` and `remember`), and `memloop sessions` listing them on the time
 //! axis, newest first, by when they were said rather than written.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_memloop");
-
-fn run(dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MEMLOOP_DATA_DIR")
-        .env_remove("MEMLOOP_CONFIG")
-        .env_remove("MEMLOOP_STORE")
-        .output()
-        .unwrap()
-}
-
-fn ok(dir: &std::path::Path, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    let out = run(dir, &all);
-    assert!(
-        out.status.success(),
-        "memloop {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+mod common;
+use common::Store;
 
 #[test]
 fn sessions_written_with_at_are_listed_where_they_were_said() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Store::new();
     // Five sessions, written out of order, by add and by remember.
     let talks = [
         (
@@ -53,60 +27,51 @@ fn sessions_written_with_at_are_listed_where_they_were_said() {
         ),
     ];
     for (session, at, text) in talks {
-        let v = ok(
-            d,
-            &[
-                "add",
-                "--user",
-                "ula",
-                "--session",
-                session,
-                "--at",
-                at,
-                text,
-            ],
-        );
-        let id = v["results"][0]["id"].as_str().unwrap().to_string();
-        let got = ok(d, &["get", &id]);
-        let want = memloop_time(at);
-        assert_eq!(got["valid_from"], want, "{session}: {got}");
-    }
-    let r = ok(
-        d,
-        &[
-            "remember",
+        let v = s.ok(&[
+            "add",
             "--user",
             "ula",
             "--session",
-            "s3",
+            session,
             "--at",
-            "2023-05-22",
-            "--no-gate",
-            "I am training for a marathon in Rome.",
-        ],
-    );
+            at,
+            text,
+        ]);
+        let id = v["results"][0]["id"].as_str().unwrap().to_string();
+        let got = s.ok(&["get", &id]);
+        let want = memloop_time(at);
+        assert_eq!(got["valid_from"], want, "{session}: {got}");
+    }
+    let r = s.ok(&[
+        "remember",
+        "--user",
+        "ula",
+        "--session",
+        "s3",
+        "--at",
+        "2023-05-22",
+        "--no-gate",
+        "I am training for a marathon in Rome.",
+    ]);
     let events = r["results"].as_array().unwrap();
     assert!(!events.is_empty(), "{r}");
     for e in events {
-        let got = ok(d, &["get", e["id"].as_str().unwrap()]);
+        let got = s.ok(&["get", e["id"].as_str().unwrap()]);
         assert_eq!(got["valid_from"], "2023-05-22T00:00:00.000Z", "{got}");
     }
     // Someone else's session is not ula's.
-    ok(
-        d,
-        &[
-            "add",
-            "--user",
-            "vic",
-            "--session",
-            "v1",
-            "--at",
-            "2023-07-01",
-            "vic note",
-        ],
-    );
+    s.ok(&[
+        "add",
+        "--user",
+        "vic",
+        "--session",
+        "v1",
+        "--at",
+        "2023-07-01",
+        "vic note",
+    ]);
 
-    let v = ok(d, &["sessions", "--user", "ula"]);
+    let v = s.ok(&["sessions", "--user", "ula"]);
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["sessions"], "{v}");
     let sessions = v["sessions"].as_array().unwrap();
@@ -145,9 +110,9 @@ fn sessions_written_with_at_are_listed_where_they_were_said() {
     );
 
     // The text form: one line per session, newest first.
-    let out = run(d, &["sessions", "--user", "ula"]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = s.run(&["sessions", "--user", "ula"]);
+    assert!(out.code == Some(0));
+    let text = out.stdout;
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 5, "{text}");
     assert!(
@@ -158,7 +123,7 @@ fn sessions_written_with_at_are_listed_where_they_were_said() {
         lines[4].starts_with("#1") && lines[4].ends_with("s1"),
         "{text}"
     );
-    let none = ok(d, &["sessions", "--user", "nobody"]);
+    let none = s.ok(&["sessions", "--user", "nobody"]);
     assert_eq!(none["sessions"], Value::Array(Vec::new()));
 }
 
@@ -175,8 +140,7 @@ fn memloop_time(at: &str) -> &'static str {
 
 #[test]
 fn a_bad_at_stores_nothing_and_sessions_needs_a_scope() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Store::new();
     for args in [
         &["add", "--user", "ula", "--at", "last tuesday", "a fact"][..],
         &["add", "--user", "ula", "--at", "99999-01-01", "a fact"][..],
@@ -189,13 +153,13 @@ fn a_bad_at_stores_nothing_and_sessions_needs_a_scope() {
             "I live in Oslo",
         ][..],
     ] {
-        let out = run(d, args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8(out.stderr).unwrap();
+        let out = s.run(args);
+        assert_eq!(out.code, Some(2), "{args:?}");
+        let err = out.stderr;
         assert!(err.starts_with("error:") && err.contains("--at"), "{err}");
     }
-    let listed = ok(d, &["list", "--user", "ula"]);
+    let listed = s.ok(&["list", "--user", "ula"]);
     assert_eq!(listed["results"], Value::Array(Vec::new()));
-    let out = run(d, &["sessions"]);
-    assert_eq!(out.status.code(), Some(2));
+    let out = s.run(&["sessions"]);
+    assert_eq!(out.code, Some(2));
 }
