@@ -252,13 +252,7 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
             memloop::graph::Expansion::OFF
         }
     });
-    let mode = match a.time_mode.as_deref() {
-        None => memloop::QueryTimeMode::default(),
-        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
-            Error::InvalidInput(m) => Error::invalid(format!("--time-mode: {m}")),
-            other => other,
-        })?,
-    };
+    let mode = memloop::QueryTimeMode::parse_field(a.time_mode.as_deref(), "--time-mode")?;
     let now = match a.now.as_deref() {
         Some(s) => memloop::parse_reference_time(s, "--now")?,
         None => memloop::now_millis(),

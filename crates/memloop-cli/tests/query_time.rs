@@ -3,68 +3,137 @@
 //! `--now` sets when the question is asked, `--time-mode` what the window
 //! does, and the output says how the query was read.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_memloop");
+mod common;
+use common::Store;
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-struct Store {
-    dir: tempfile::TempDir,
-}
-
-impl Store {
-    fn new() -> Store {
-        Store {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Out {
-        let out = Command::new(BIN)
-            .arg("--data-dir")
-            .arg(self.dir.path())
-            .args(args)
-            .env_remove("MEMLOOP_DATA_DIR")
-            .env_remove("MEMLOOP_CONFIG")
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .unwrap();
-        Out {
-            code: out.status.code(),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
-    fn ok(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        let out = self.run(&all);
-        assert_eq!(
-            out.code,
-            Some(0),
-            "memloop {args:?} failed\nstdout: {}\nstderr: {}",
-            out.stdout,
-            out.stderr
-        );
-        serde_json::from_str(&out.stdout).unwrap()
-    }
-}
-
+/// The texts of a search's hits, best first.
 fn texts(v: &Value) -> Vec<String> {
-    v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["memory"].as_str().unwrap().to_string())
-        .collect()
+    common::texts(common::results(v))
+}
+
+/// Five sessions a week apart, written afterwards with `--at` (by `add`
+/// and by `remember`, out of order): "three sessions ago" is s3, "the last
+/// session" s5 and "the first time we talked" s1, counted back from `--now`;
+/// a question asked before s5 began counts from s4. The reading names the
+/// session and its span, and only its memories are returned.
+#[test]
+fn session_references_find_the_session_counted_back_from_now() {
+    let s = Store::new();
+    let talks = [
+        (
+            "s3",
+            "2024-03-15T18:00:00Z",
+            "add",
+            "We planned the garden: tomatoes, basil and a small pond",
+        ),
+        (
+            "s1",
+            "2024-03-01T18:00:00Z",
+            "remember",
+            "My sister Ines is getting married in Lisbon in June",
+        ),
+        (
+            "s5",
+            "2024-03-29T18:00:00Z",
+            "add",
+            "We compared two laptops for video editing",
+        ),
+        (
+            "s2",
+            "2024-03-08T18:00:00Z",
+            "add",
+            "We went over the budget for the kitchen renovation",
+        ),
+        (
+            "s4",
+            "2024-03-22T18:00:00Z",
+            "remember",
+            "I started training for the half marathon in May",
+        ),
+    ];
+    for (session, at, how, text) in talks {
+        s.ok(&[how, "--user", "u", "--session", session, "--at", at, text]);
+        // A second memory in the session, said an hour later.
+        let later = at.replace("T18", "T19");
+        s.ok(&[
+            "add",
+            "--user",
+            "u",
+            "--session",
+            session,
+            "--at",
+            &later,
+            &format!("Follow-up in {session}: we agreed to talk again"),
+        ]);
+    }
+    let sessions_of = |v: &Value| -> Vec<String> {
+        common::results(v)
+            .iter()
+            .map(|h| h["session_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let now = "2024-04-02";
+    let cases = [
+        ("what did we talk about three sessions ago", now, "s3"),
+        ("what did we talk about in the last session", now, "s5"),
+        ("what did we discuss the first time we talked", now, "s1"),
+        (
+            "what did we talk about in the last session",
+            "2024-03-28",
+            "s4",
+        ),
+    ];
+    for (q, now, want) in cases {
+        let v = s.ok(&["search", "--user", "u", "--now", now, q]);
+        let got = sessions_of(&v);
+        assert!(!got.is_empty(), "{q} (now {now}): nothing found: {v}");
+        assert!(
+            got.iter().all(|x| x == want),
+            "{q} (now {now}): {got:?}, want only {want}: {v}"
+        );
+        assert!(got.len() >= 2, "{q}: the session's memories, not one: {v}");
+        assert_eq!(v["time"]["session"], want, "{v}");
+        assert_eq!(v["time"]["mode"], "filter", "{v}");
+    }
+    // The span: s3 ran from its first turn to its last.
+    let v = s.ok(&["search", "--user", "u", "--now", now, "three sessions ago"]);
+    assert_eq!(v["time"]["start"], "2024-03-15T18:00:00.000Z", "{v}");
+    assert_eq!(v["time"]["end"], "2024-03-15T19:00:00.001Z", "{v}");
+    // Printed as the trace line says.
+    let out = s.run(&[
+        "search",
+        "--user",
+        "u",
+        "--now",
+        now,
+        "what did we talk about three sessions ago",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("from \"three sessions ago\" (filter), session s3"),
+        "{}",
+        out.stdout
+    );
+    // More sessions back than there are: said, and the search is not narrowed.
+    let v = s.ok(&[
+        "search",
+        "--user",
+        "u",
+        "--now",
+        now,
+        "what did we talk about nine sessions ago",
+    ]);
+    assert!(
+        v["time"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("no such session"),
+        "{v}"
+    );
+    assert!(sessions_of(&v).len() > 2, "{v}");
 }
 
 /// Memories written now; questions asked on 2030-01-10 about "yesterday"

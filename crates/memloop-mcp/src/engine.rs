@@ -258,12 +258,6 @@ fn time_args(now: Option<&str>, mode: Option<&str>) -> Result<(i64, memloop::Que
         Some(s) => memloop::parse_reference_time(s, "now")?,
         None => memloop::now_millis(),
     };
-    let mode = match mode {
-        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
-            Error::InvalidInput(m) => Error::invalid(format!("time_mode: {m}")),
-            other => other,
-        })?,
-        None => memloop::QueryTimeMode::default(),
-    };
+    let mode = memloop::QueryTimeMode::parse_field(mode, "time_mode")?;
     Ok((now, mode))
 }

@@ -323,6 +323,10 @@ pub struct LoopConfig {
     /// Berlin was recorded): `annotate` (the default) shows it with its date
     /// and what replaced it, `omit` leaves it out.
     pub stale: StaleMemories,
+    /// What a time the input names ("last week", "the last session") does
+    /// to the search: `boost` (the default), `filter` or `off`, as in
+    /// `memloop search --time-mode` (docs/retrieval.md).
+    pub time_mode: crate::QueryTimeMode,
 }
 
 /// See [`LoopConfig::stale`].
@@ -349,6 +353,7 @@ impl Default for LoopConfig {
             llm_gate: false,
             summary_tokens: 200,
             stale: StaleMemories::default(),
+            time_mode: crate::QueryTimeMode::default(),
         }
     }
 }

@@ -4,15 +4,18 @@
 //! boosts by each memory's `valid_from` (docs/retrieval.md).
 
 use chrono::{DateTime, Timelike};
+use memloop_core::filter::{Filter, Op};
 use memloop_core::{Error, Result, Scope};
-use memloop_longterm::{SearchQuery, TimeMode, TimeWindow, DEFAULT_TIME_BOOST};
+use memloop_longterm::{SearchQuery, SessionInfo, TimeMode, TimeWindow, DEFAULT_TIME_BOOST};
 use memloop_rules::extract::query_time::{read_query_time, SessionRef, When};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::Memory;
 
 /// What a search does with a time its query names.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum QueryTimeMode {
     /// Memories inside the window rank higher (`DEFAULT_TIME_BOOST`);
     /// the others stay candidates. The default: a window read wrongly
@@ -39,6 +42,18 @@ impl QueryTimeMode {
         }
     }
 
+    /// The mode an option or field (`what`: "--time-mode", "time_mode")
+    /// gives, the default when absent; a bad value is refused naming it.
+    pub fn parse_field(value: Option<&str>, what: &str) -> Result<QueryTimeMode> {
+        match value {
+            None => Ok(QueryTimeMode::default()),
+            Some(v) => QueryTimeMode::parse(v).map_err(|e| match e {
+                Error::InvalidInput(m) => Error::invalid(format!("{what}: {m}")),
+                other => other,
+            }),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             QueryTimeMode::Boost => "boost",
@@ -58,23 +73,23 @@ impl QueryTimeMode {
 /// How a query's time was read: the words, the window they gave and what
 /// it does. Printed by the CLI as `time: 2023-05-01..2023-05-31 from "in May"
 /// (boost)`, answered as `time` by REST and MCP searches.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeReading {
     /// The words read ("in May", "three sessions ago").
     pub phrase: String,
     /// The window's start (inclusive), None when open or not resolved.
-    #[serde(with = "memloop_core::time::opt_millis")]
+    #[serde(default, with = "memloop_core::time::opt_millis")]
     pub start: Option<i64>,
     /// The window's end (exclusive), None when open or not resolved.
-    #[serde(with = "memloop_core::time::opt_millis")]
+    #[serde(default, with = "memloop_core::time::opt_millis")]
     pub end: Option<i64>,
     /// "boost" or "filter".
-    pub mode: &'static str,
+    pub mode: String,
     /// The session the words named, when they named one that exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// Why the words gave no window (a session that does not exist).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
@@ -146,16 +161,30 @@ impl Memory {
     /// Reads the time `query`'s words speak of against `now` (when the
     /// question is asked, Unix ms) and sets `query.time` to its window,
     /// filtering or boosting as `mode` says. A session reference ("the last
-    /// session", "three sessions ago", "the first time we talked") becomes
-    /// the span of that session of the query's user, counted among the
-    /// sessions that started before `now`, and filters in either mode. Returns what was read (None: no
-    /// time named, or `mode` is off); the query is left as it was when the
-    /// words name a session that does not exist.
+    /// session", "three sessions ago", "the first time we talked") names one
+    /// session of the query's user, counted among the sessions that started
+    /// before `now`: the query then keeps to that session's memories (a
+    /// filter on `session_id`, in either mode). Returns what was read (None:
+    /// no time named, or `mode` is off); the query is left as it was when
+    /// the words name a session that does not exist.
     pub fn read_time(
         &self,
         query: &mut SearchQuery,
         now: i64,
         mode: QueryTimeMode,
+    ) -> Result<Option<TimeReading>> {
+        self.read_time_during(query, now, mode, None)
+    }
+
+    /// `read_time` asked from inside session `current` (a loop turn): that
+    /// session is still going on, so "the last session" is the one before
+    /// it, and it is not counted among the past ones.
+    pub fn read_time_during(
+        &self,
+        query: &mut SearchQuery,
+        now: i64,
+        mode: QueryTimeMode,
+        current: Option<&str>,
     ) -> Result<Option<TimeReading>> {
         if mode == QueryTimeMode::Off {
             return Ok(None);
@@ -167,50 +196,73 @@ impl Memory {
             phrase: read.phrase,
             start: None,
             end: None,
-            mode: mode.as_str(),
+            mode: mode.as_str().to_string(),
             session: None,
             note: None,
         };
-        let mut window_mode = mode.window_mode();
-        let (start, end) = match read.when {
-            When::Window { start, end } => (start, end),
-            When::Session(r) => match self.session_span(&query.scope, r, now)? {
-                Some((id, start, end)) => {
-                    // A session names its memories exactly (not a time the
-                    // words may have misplaced): it filters in either mode.
-                    reading.session = Some(id);
-                    reading.mode = QueryTimeMode::Filter.as_str();
-                    window_mode = TimeMode::Filter;
-                    (Some(start), Some(end))
+        match read.when {
+            When::Window { start, end } => {
+                reading.start = start;
+                reading.end = end;
+                query.time = Some(TimeWindow {
+                    start,
+                    end,
+                    mode: mode.window_mode(),
+                });
+            }
+            When::Session(r) => match self.session_named(&query.scope, r, now, current)? {
+                Some(s) => {
+                    // A session names its memories exactly, by the id they
+                    // were written with, not by a time span: a fact about an
+                    // earlier date still belongs to the session it was said in.
+                    reading.mode = QueryTimeMode::Filter.as_str().to_string();
+                    reading.start = Some(s.started_at);
+                    reading.end = Some(s.ended_at.saturating_add(1));
+                    let same_session = Filter::Cond {
+                        field: "session_id".into(),
+                        op: Op::Eq,
+                        value: Value::String(s.id.clone()),
+                    };
+                    query.filter = Some(match query.filter.take() {
+                        Some(f) => Filter::And(vec![f, same_session]),
+                        None => same_session,
+                    });
+                    reading.session = Some(s.id);
                 }
                 None => {
                     reading.note = Some("no such session before the reference time".into());
-                    return Ok(Some(reading));
                 }
             },
-        };
-        reading.start = start;
-        reading.end = end;
-        query.time = Some(TimeWindow {
-            start,
-            end,
-            mode: window_mode,
-        });
+        }
         Ok(Some(reading))
     }
 
-    /// The id and span `[start, end)` of the session `r` names among the
-    /// user's sessions that started before `now`.
-    fn session_span(
+    /// The session `r` names among the sessions of `scope`'s user (whatever
+    /// session `scope` narrows to) that started before `now`, leaving out
+    /// `current`.
+    fn session_named(
         &self,
         scope: &Scope,
         r: SessionRef,
         now: i64,
-    ) -> Result<Option<(String, i64, i64)>> {
-        let _ = (scope, r, now);
-        // Sessions are not on a time axis yet (issue 14, point 1): a
-        // session reference gives no window until they are.
-        Ok(None)
+        current: Option<&str>,
+    ) -> Result<Option<SessionInfo>> {
+        let mut whole = scope.clone();
+        whole.session_id = None;
+        // Newest first, as `sessions` answers.
+        let mut past: Vec<SessionInfo> = self
+            .sessions(&whole)?
+            .into_iter()
+            .filter(|s| s.started_at < now && Some(s.id.as_str()) != current)
+            .collect();
+        let n = match r {
+            SessionRef::Recent(n) => n as usize,
+            SessionRef::Nth(n) => past.len().checked_sub(n as usize).map_or(0, |i| i + 1),
+        };
+        if n == 0 || n > past.len() {
+            return Ok(None);
+        }
+        Ok(Some(past.swap_remove(n - 1)))
     }
 }
 
@@ -225,7 +277,7 @@ mod tests {
             phrase: "in May".into(),
             start: Some(day("2023-05-01")),
             end: Some(day("2023-06-01")),
-            mode: "boost",
+            mode: "boost".into(),
             session: None,
             note: None,
         };
@@ -236,7 +288,7 @@ mod tests {
         let r = TimeReading {
             phrase: "since May 2023".into(),
             end: None,
-            mode: "filter",
+            mode: "filter".into(),
             ..r
         };
         assert_eq!(

@@ -185,13 +185,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     if let Some(p) = &args.write_jsonl {
         format::write_jsonl(p, &conversations)?;
     }
-    let time_mode = match args.time_mode.as_deref() {
-        None => memloop::QueryTimeMode::default(),
-        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
-            memloop::Error::InvalidInput(m) => memloop::Error::invalid(format!("--time-mode: {m}")),
-            other => other,
-        })?,
-    };
+    let time_mode = memloop::QueryTimeMode::parse_field(args.time_mode.as_deref(), "--time-mode")?;
     let mut times = TimesRead::default();
     let embedder = crate::local_model::load(config, "memloop eval")?;
     let started = Instant::now();

@@ -206,13 +206,7 @@ pub async fn search(
         Some(s) => memloop::parse_reference_time(s, "now")?,
         None => memloop::now_millis(),
     };
-    let mode = match req.time_mode.as_deref() {
-        Some(m) => memloop::QueryTimeMode::parse(m).map_err(|e| match e {
-            memloop::Error::InvalidInput(m) => ApiError::invalid(format!("time_mode: {m}")),
-            other => ApiError::from(other),
-        })?,
-        None => memloop::QueryTimeMode::default(),
-    };
+    let mode = memloop::QueryTimeMode::parse_field(req.time_mode.as_deref(), "time_mode")?;
     let memory = state.memory().clone();
     let (hits, time) = blocking(move || {
         let time = memory.read_time(&mut q, now, mode)?;

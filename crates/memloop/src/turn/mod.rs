@@ -25,7 +25,7 @@ pub use trace::{RetrievedMemory, SideGate, Timings, TraceTokens, TurnTrace};
 use crate::config::{LoopConfig, StaleMemories};
 use crate::tokens::TokenCounter;
 use crate::write::{Distil, LongTermWriter, TurnToWrite};
-use crate::{Memory, SearchQuery};
+use crate::{Memory, SearchQuery, TimeReading};
 
 /// The answer to a turn and what it took.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -64,6 +64,7 @@ struct Prepared {
     hits: Vec<SearchHit>,
     buffer: Vec<Turn>,
     input_vector: Vec<f32>,
+    time: Option<TimeReading>,
 }
 
 /// One exchange handed to the long-term write: the input, the reply, which
@@ -158,11 +159,13 @@ impl MemoryLoop {
             hits: retrieved,
             buffer,
             input_vector,
+            time,
         } = self.prepare(scope, session, input, &mut t)?;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
 
         let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
+        trace.time = time;
         let reply = match &self.llm {
             Some(llm) => {
                 let s = Instant::now();
@@ -243,11 +246,13 @@ impl MemoryLoop {
         let Prepared {
             ctx,
             hits: retrieved,
+            time,
             ..
         } = self.prepare(scope, session, input, &mut t)?;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
         let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
+        trace.time = time;
         t.total_us = micros(started);
         t.overhead_us = t.total_us.saturating_sub(t.embed_query_us);
         trace.timings = t;
@@ -278,10 +283,24 @@ impl MemoryLoop {
         let s = Instant::now();
         let mut query = SearchQuery::new(long_term_scope(scope), input);
         query.top_k = self.cfg.top_k;
-        query.min_score = self.cfg.min_score;
+        // "What did we talk about last session?": the words' time, read
+        // against the turn's own time, from inside the session going on.
+        let now = self.memory.clock().now();
+        let time =
+            self.memory
+                .read_time_during(&mut query, now, self.cfg.time_mode, Some(session))?;
+        // Words naming a session ask for what was said there, whatever it
+        // was: the session is their relevance, so the floors for weak
+        // matches do not apply to its memories.
+        let named_session = time.as_ref().is_some_and(|t| t.session.is_some());
+        if !named_session {
+            query.min_score = self.cfg.min_score;
+        }
         let mut hits = self.memory.search_by_vector(&query, &vector)?;
         hits.retain(|h| {
-            (h.scores.bm25.is_some() || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity)
+            (named_session
+                || h.scores.bm25.is_some()
+                || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity)
                 && (self.cfg.stale == StaleMemories::Annotate || h.superseded_by.is_none())
         });
         t.search_us = micros(s);
@@ -322,6 +341,7 @@ impl MemoryLoop {
             hits,
             buffer,
             input_vector: vector,
+            time,
         })
     }
 
@@ -370,6 +390,7 @@ impl MemoryLoop {
             notes: Vec::new(),
             timings: Timings::default(),
             recorded: false,
+            time: None,
         }
     }
 

@@ -149,6 +149,7 @@ impl MemoryLoop {
             notes: Vec::new(),
             timings: Timings::default(),
             recorded: true,
+            time: None,
         };
         // The first side present is the input (an assistant-only exchange,
         // a proactive message, is judged as the assistant's).

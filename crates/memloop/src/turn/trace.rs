@@ -97,6 +97,10 @@ pub struct TurnTrace {
     /// no LLM call here), not a loop turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
+    /// How the input's words were read for a time ("last week", "the last
+    /// session"), when they named one: the window the search used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<crate::TimeReading>,
     pub timings: Timings,
 }
 

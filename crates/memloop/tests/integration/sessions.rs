@@ -75,3 +75,65 @@ fn remembered_conversations_sit_where_they_were_said() {
     assert!(memory.sessions(&Scope::user("nobody")).unwrap().is_empty());
     assert!(memory.sessions(&Scope::default()).is_err());
 }
+
+/// In a loop turn, "the last session" is the one before the session going
+/// on (which has started, but is not past): the turn's search keeps to it,
+/// and the trace says how the input was read.
+#[test]
+fn a_loop_turn_asking_about_the_last_session_recalls_that_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Arc::new(crate::open(dir.path()));
+    let lp = MemoryLoop::new(
+        memory.clone(),
+        Arc::new(InProcessBuffer::new()),
+        LoopConfig::default(),
+    )
+    .unwrap();
+    let now = memloop::now_millis();
+    let talks = [
+        ("s1", 21, "I am repainting the hallway a pale green."),
+        ("s2", 14, "I booked a ferry to the islands for August."),
+        ("s3", 7, "I want to learn to bake sourdough bread."),
+    ];
+    for (session, days_ago, text) in talks {
+        lp.remember(
+            &Scope::user("eve").with_session(session),
+            text,
+            RememberOptions {
+                skip_gate: true,
+                at: Some(now - days_ago * DAY),
+                ..RememberOptions::default()
+            },
+        )
+        .unwrap();
+    }
+    // The session going on already holds a memory of its own.
+    let today = Scope::user("eve").with_session("s4");
+    lp.remember(
+        &today,
+        "I adopted a grey kitten this morning.",
+        RememberOptions {
+            skip_gate: true,
+            ..RememberOptions::default()
+        },
+    )
+    .unwrap();
+    let out = lp
+        .context(&today, "What did we talk about in the last session?")
+        .unwrap()
+        .1;
+    let time = out.time.as_ref().expect("the input's time was read");
+    assert_eq!(time.session.as_deref(), Some("s3"), "{time:?}");
+    assert!(!out.retrieved.is_empty(), "{out:?}");
+    for m in &out.retrieved {
+        let rec = memory.get(&m.id).unwrap();
+        assert_eq!(rec.scope.session_id.as_deref(), Some("s3"), "{}", m.memory);
+    }
+    // Without a time in the words, nothing is read and the search is whole.
+    let plain = lp.context(&today, "What do I want to bake?").unwrap().1;
+    assert!(plain.time.is_none(), "{:?}", plain.time);
+    assert!(plain
+        .retrieved
+        .iter()
+        .any(|m| m.memory.contains("sourdough")));
+}
