@@ -10,13 +10,13 @@ use clap::Args;
 use memloop::time::Clock;
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Coalescing, Config, Durability, Embedder, Memory, MiniLmEmbedder, NewMemory, Scope,
-    SearchQuery, StoreOptions,
+    Coalescing, Config, Durability, Embedder, Memory, MiniLmEmbedder, NewMemory, SearchQuery,
 };
 use serde_json::{json, Value};
 
 use crate::corpus::{mixed_vector, sentences, Rng};
 use crate::output::{progress_bar, Output};
+use crate::run_store::RunStore;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -139,15 +139,21 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
             tmp.path().to_path_buf()
         }
     };
+    // The configured store (the data directory's kind, or PostgreSQL with
+    // --store), in a tenant of the run's own.
+    let run = RunStore::new(&config.store.clone().with_durability(durability), "bench");
+    report["store"] = json!(run.backend());
+    if !out.json {
+        println!("long-term store: {}", run.backend());
+    }
     let mut stores = Vec::new();
     for &n in a.sizes.iter().filter(|&&n| n > 0) {
         let fig = bench_store(
             out,
             &embedder,
-            &work.join(format!("store-{n}")),
+            (&run, &work.join(format!("store-{n}"))),
             n,
             a.queries,
-            config.store.clone().with_durability(durability),
         )?;
         print_store(out, n, &fig);
         stores.push(fig);
@@ -162,16 +168,20 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         let fig = bench_gc(
             out,
             &embedder,
-            &work.join("store-gc"),
+            (&run, &work.join("store-gc")),
             (a.gc_memories, interleaved),
             a.queries,
-            config.store.clone().with_durability(durability),
         )?;
         print_gc(out, &fig);
         report["gc"] = fig;
     }
     if a.long_users > 0 {
-        let fig = bench_long(out, &embedder, &work.join("store-long"), a.long_users)?;
+        let fig = bench_long(
+            out,
+            &embedder,
+            (&run, &work.join("store-long")),
+            a.long_users,
+        )?;
         print_long(out, &fig);
         report["long"] = fig;
     }
@@ -289,16 +299,18 @@ fn exact_top10(vectors: &[(i64, Vec<f32>)], q: &[f32]) -> Vec<i64> {
 fn bench_store(
     out: &Output,
     e: &Arc<MiniLmEmbedder>,
-    dir: &std::path::Path,
+    (run, dir): (&RunStore, &std::path::Path),
     n: usize,
     queries: usize,
-    options: StoreOptions,
 ) -> anyhow::Result<Value> {
     let _ = std::fs::remove_dir_all(dir);
+    let options = run.options();
     let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
     let pool = vector_pool(e, 1000)?;
     let mut rng = Rng::new(42 + n as u64);
-    let scope = Scope::user("bench-user");
+    // A scope per size: on a shared database each size starts empty too.
+    let scope = run.scope(&format!("bench-user-{n}"));
+    let import_scope = run.scope(&format!("bench-import-{n}"));
     // Bulk import with precomputed vectors: the store's own rate.
     let bar = progress_bar(out, n as u64, &format!("import {n}"));
     let mut items: Vec<(i64, Vec<f32>)> = Vec::with_capacity(n);
@@ -383,7 +395,7 @@ fn bench_store(
             .enumerate()
             .map(|(j, s)| NewMemory::text(format!("{s} (bulk {c}-{j})")))
             .collect();
-        memory.add_batch(&Scope::user("bench-import"), batch)?;
+        memory.add_batch(&import_scope, batch)?;
     }
     let e2e_rate = e2e_texts.len() as f64 / t.elapsed().as_secs_f64();
     drop(memory);
@@ -394,6 +406,8 @@ fn bench_store(
         &qvecs[0],
     )?;
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
+    run.clean(&reopened, &scope)?;
+    run.clean(&reopened, &import_scope)?;
     Ok(json!({
         "memories": n,
         "bulk_import_per_s": import_rate,
@@ -456,10 +470,9 @@ fn print_store(out: &Output, n: usize, v: &Value) {
 fn bench_gc(
     out: &Output,
     e: &Arc<MiniLmEmbedder>,
-    dir: &std::path::Path,
+    (run, dir): (&RunStore, &std::path::Path),
     (n, interleaved): (usize, bool),
     queries: usize,
-    options: StoreOptions,
 ) -> anyhow::Result<Value> {
     const T0: i64 = 1_767_225_600_000;
     let _ = std::fs::remove_dir_all(dir);
@@ -467,11 +480,11 @@ fn bench_gc(
     let memory = Memory::with_embedder(
         dir,
         e.clone() as Arc<dyn Embedder>,
-        options.with_clock(clock.clone()),
+        run.options().with_clock(clock.clone()),
     )?;
     let pool = vector_pool(e, 1000)?;
     let mut rng = Rng::new(4242 + n as u64);
-    let scope = Scope::user("bench-gc");
+    let scope = run.scope("bench-gc");
     let bar = progress_bar(out, n as u64, &format!("gc import {n}"));
     let mut i = 0;
     while i < n {
@@ -544,6 +557,7 @@ fn bench_gc(
     after.sort_by(f64::total_cmp);
     let p99_before = percentile(&before, 0.99);
     let p99_during = percentile(&during, 0.99);
+    run.clean(&memory, &scope)?;
     Ok(json!({
         "memories": n,
         "layout": if interleaved { "interleaved" } else { "oldest" },
@@ -598,7 +612,7 @@ const LONG_SEED: u64 = 500;
 fn bench_long(
     out: &Output,
     e: &Arc<MiniLmEmbedder>,
-    dir: &std::path::Path,
+    (run, dir): (&RunStore, &std::path::Path),
     users: usize,
 ) -> anyhow::Result<Value> {
     let _ = std::fs::remove_dir_all(dir);
@@ -611,7 +625,7 @@ fn bench_long(
         let memory = crate::eval::ingest(
             out,
             e,
-            &dir.join(format!("user-{i}")),
+            (run, &dir.join(format!("user-{i}"))),
             conv,
             (crate::eval::EPISODE_CONTEXT_TURNS, 0.5),
             &mut 0,
@@ -626,7 +640,8 @@ fn bench_long(
             .map(|q| e.embed(&q.question))
             .collect::<memloop::Result<_>>()?;
         // Warm: the first search loads the partition.
-        let mut q = SearchQuery::new(crate::eval::scope(conv), "");
+        let scope = run.scope(&conv.id);
+        let mut q = SearchQuery::new(scope.clone(), "");
         q.top_k = 50;
         memory.search_by_vector(&q, &vectors[0])?;
         for _ in 0..3 {
@@ -637,6 +652,7 @@ fn bench_long(
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
+        run.clean(&memory, &scope)?;
     }
     let ingest_s = t.elapsed().as_secs_f64();
     times.sort_by(f64::total_cmp);

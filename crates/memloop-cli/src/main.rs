@@ -12,6 +12,7 @@ mod longcorpus;
 mod mcp;
 mod output;
 mod remember;
+mod run_store;
 mod serve;
 mod session;
 mod timeline;

@@ -21,11 +21,11 @@ use clap::{Args, Subcommand};
 use memloop::MAX_TEXT_BYTES;
 use memloop::{
     Config, Durability, Embedder, Kind, Memory, MiniLmEmbedder, NewMemory, Scope, SearchQuery,
-    StoreOptions,
 };
 use serde_json::{json, Value};
 
 use crate::output::Output;
+use crate::run_store::RunStore;
 use format::Conversation;
 use metrics::{dedup_in_order, ndcg_at, percentile, recall_at, reciprocal_rank, KS};
 
@@ -190,18 +190,19 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     let embedder = crate::local_model::load(config, "memloop eval")?;
     let started = Instant::now();
     let work = tempfile::Builder::new().prefix("memloop-eval-").tempdir()?;
+    let run = RunStore::new(&config.store, "eval");
     let mut answers: Vec<Vec<Answer>> = METHODS.iter().map(|_| Vec::new()).collect();
     let mut latencies: Vec<Latency> = Vec::new();
     for (i, conv) in conversations.iter().enumerate() {
         let memory = ingest(
             out,
             &embedder,
-            &work.path().join(format!("conv-{i}")),
+            (&run, &work.path().join(format!("conv-{i}"))),
             conv,
             (args.context, args.context_weight),
             &mut skips.split_turns,
         )?;
-        let defaults = SearchQuery::new(scope(conv), "");
+        let defaults = SearchQuery::new(run.scope(&conv.id), "");
         let weights = (
             args.vector_weight.unwrap_or(defaults.vector_weight),
             args.keyword_weight.unwrap_or(defaults.keyword_weight),
@@ -209,7 +210,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         );
         ask(
             out,
-            &memory,
+            (&memory, &run.scope(&conv.id)),
             &embedder,
             conv,
             weights,
@@ -218,6 +219,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             &mut answers,
             &mut latencies,
         )?;
+        run.clean(&memory, &run.scope(&conv.id))?;
     }
     let mut report = summarize(&answers[0]);
     report["baselines"] = json!({
@@ -253,6 +255,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         "split_turns": skips.split_turns,
     });
     report["dataset"] = json!(dataset);
+    report["store"] = json!(run.backend());
     report["elapsed_s"] = json!(started.elapsed().as_secs_f64());
     if let Some(path) = &args.details {
         let lines: Vec<String> = answers[0]
@@ -297,15 +300,15 @@ fn turn_text(speaker: &str, text: &str) -> String {
 pub(crate) fn ingest(
     out: &Output,
     embedder: &Arc<MiniLmEmbedder>,
-    dir: &Path,
+    (run, dir): (&RunStore, &Path),
     conv: &Conversation,
     (context, context_weight): (usize, f32),
     split_turns: &mut usize,
 ) -> anyhow::Result<Memory> {
-    let mut options = StoreOptions::default().with_durability(Durability::Process);
+    let mut options = run.options().with_durability(Durability::Process);
     options.context_weight = context_weight;
     let memory = Memory::with_embedder(dir, embedder.clone() as Arc<dyn Embedder>, options)?;
-    let scope = scope(conv);
+    let scope = run.scope(&conv.id);
     let total: usize = conv.sessions.iter().map(|s| s.turns.len()).sum();
     let bar = crate::output::progress_bar(out, total as u64, &format!("ingest {}", conv.id));
     let mut batch = Vec::new();
@@ -381,10 +384,6 @@ fn prefix(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-pub(crate) fn scope(conv: &Conversation) -> Scope {
-    Scope::user(conv.id.clone()).with_tenant("eval")
-}
-
 /// How many questions named a time, how many of those got a window, and a
 /// few of the readings (to see what was read).
 #[derive(Default)]
@@ -420,7 +419,7 @@ struct Latency {
 #[allow(clippy::too_many_arguments)]
 fn ask(
     out: &Output,
-    memory: &Memory,
+    (memory, scope): (&Memory, &Scope),
     embedder: &MiniLmEmbedder,
     conv: &Conversation,
     weights: (f32, f32, f32),
@@ -446,7 +445,7 @@ fn ask(
         let vector = embedder.embed(&q.question)?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
         for (m, method) in METHODS.iter().enumerate() {
-            let mut sq = SearchQuery::new(scope(conv), q.question.clone());
+            let mut sq = SearchQuery::new(scope.clone(), q.question.clone());
             sq.top_k = top;
             // The baselines are the pure signals: no speaker boost.
             (sq.vector_weight, sq.keyword_weight, sq.speaker_boost) = if m == 0 {
