@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 25] = [
+const ROUTES: [(&str, &str); 27] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -20,6 +20,8 @@ const ROUTES: [(&str, &str); 25] = [
     ("post", "/v1/context"),
     ("post", "/v1/turn"),
     ("post", "/v1/turn/record"),
+    ("post", "/v1/procedures"),
+    ("post", "/v1/procedures/search"),
     ("get", "/v1/sessions"),
     ("post", "/v1/sessions/{id}/messages"),
     ("get", "/v1/sessions/{id}"),
