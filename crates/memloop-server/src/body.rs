@@ -235,9 +235,14 @@ pub struct LoopRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RecordRequest {
     /// The exchange's messages since the last one recorded, oldest first:
-    /// the user's are the input, the assistant's the reply; tool and system
-    /// messages go to the session buffer only.
-    pub messages: Vec<Message>,
+    /// the user's are the input, the assistant's the reply; system messages
+    /// go to the session buffer only. Tool calls in OpenAI's shape
+    /// (`tool_calls` on an assistant message, `role: "tool"` results with
+    /// `tool_call_id`) or Anthropic's (`tool_use` / `tool_result` content
+    /// blocks) are also recorded as a run of the user's task (a procedure,
+    /// docs/layers.md).
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<Value>,
     /// Your id for the exchange: a retry with the same id writes nothing
     /// twice. A fresh one when absent.
     #[serde(default)]
