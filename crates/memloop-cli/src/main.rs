@@ -5,12 +5,14 @@ mod chat;
 mod commands;
 mod corpus;
 mod demo;
+mod demo_layers;
 mod eval;
 mod graph;
 mod local_model;
 mod longcorpus;
 mod mcp;
 mod output;
+mod procedures;
 mod remember;
 mod run_store;
 mod serve;
@@ -106,6 +108,9 @@ enum Command {
     Links(graph::LinksArgs),
     /// A user's sessions on the time axis, newest first: ordinal (1 = the first), start, end, memories.
     Sessions(timeline::SessionsArgs),
+    /// The procedural layer: record runs of a task, find procedures for one.
+    #[command(subcommand)]
+    Procedures(procedures::ProceduresCommand),
     /// Counts and sizes of the store.
     Stats,
     /// Re-embed every memory with the configured embedder.
@@ -117,7 +122,12 @@ enum Command {
     /// Replay queued long-term writes, save derived indexes, prune the change log.
     Gc,
     /// A scripted two-session conversation through the loop, offline: what was recalled, kept and why.
-    Demo,
+    Demo {
+        /// `three`: the procedural layer's demo instead (a procedure and a
+        /// pitfall recalled in a later session, in a three-layer context).
+        #[arg(long, default_value = "two", value_parser = ["two", "three"])]
+        layers: String,
+    },
     /// Talk through the loop (a REPL); offline it shows the assembled context.
     Chat(chat::ChatArgs),
     /// Speed figures: embedding, add, import, search, recall, open time, memory.
@@ -269,12 +279,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Entities(a) => graph::entities(&config, &out, a),
         Command::Links(a) => graph::links(&config, &out, a),
         Command::Sessions(a) => timeline::run(&config, &out, a),
+        Command::Procedures(c) => procedures::run(&config, &out, c),
         Command::Stats => commands::stats(&config, &out),
         Command::Reindex => commands::reindex(&config, &out),
         Command::Export(a) => transfer::export(&config, a),
         Command::Import(a) => transfer::import(&config, &out, a),
         Command::Gc => commands::gc(&config, &out),
-        Command::Demo => demo::run(&config, &out),
+        Command::Demo { layers } if layers == "three" => demo_layers::run(&config, &out),
+        Command::Demo { .. } => demo::run(&config, &out),
         Command::Chat(a) => chat::run(&config, &out, a),
         Command::Bench(a) => bench::run(&config, &out, a),
         Command::Eval(c) => eval::run(&config, &out, c),

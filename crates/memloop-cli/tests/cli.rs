@@ -1100,3 +1100,81 @@ fn add_and_remember_log_a_memory_write_naming_tenant_and_user() {
     assert_eq!(events[0]["persisted"], false);
     assert_eq!(events[0]["writes"], "[]");
 }
+
+/// `memloop procedures add|search`: a failed run then a successful one of
+/// the same task, from files; the search ranks and names the pitfall; a bad
+/// file names its field and stores nothing; `demo --layers three` recalls
+/// the procedure and its pitfall in a later session.
+#[test]
+fn procedures_are_recorded_from_files_merged_and_found_with_their_pitfall() {
+    let s = Store::new();
+    let write = |name: &str, v: Value| {
+        let path = s.dir.path().join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let failed = write(
+        "fail.json",
+        serde_json::json!({"task": "deploy the web app", "outcome": "failure",
+            "steps": [{"tool": "shell", "args": "npm run deploy", "ok": false, "error": "EACCES"}]}),
+    );
+    let worked = write(
+        "ok.json",
+        serde_json::json!({"task": "deploy the web app", "outcome": "success",
+            "steps": [{"tool": "shell", "args": "sudo -u deploy npm run deploy"}]}),
+    );
+    let a = s.ok(&["procedures", "add", "--user", "ops", "--file", &failed]);
+    assert_eq!(a["results"][0]["event"], "ADD");
+    let b = s.ok(&["procedures", "add", "--user", "ops", "--file", &worked]);
+    assert_eq!(b["results"][0]["event"], "UPDATE");
+    let found = s.ok(&[
+        "procedures",
+        "search",
+        "--user",
+        "ops",
+        "deploy",
+        "the",
+        "web",
+        "app",
+    ]);
+    let top = &found["results"][0];
+    assert_eq!(top["procedure"]["successes"], 1, "{found}");
+    assert_eq!(
+        top["pitfalls"][0],
+        "`shell npm run deploy` failed with EACCES; `shell sudo -u deploy npm run deploy` worked"
+    );
+    let text = s.run(&[
+        "procedures",
+        "search",
+        "--user",
+        "ops",
+        "deploy the web app",
+    ]);
+    assert!(text.stdout.contains("× success 0.50"), "{}", text.stdout);
+    assert!(text
+        .stdout
+        .contains("pitfall: last time `shell npm run deploy` failed"));
+
+    let bad = write(
+        "bad.json",
+        serde_json::json!({"task": "x", "outcome": "success", "steps": [{"tool": "t", "ok": "maybe"}]}),
+    );
+    let msg = s.fails(
+        &["procedures", "add", "--user", "ops", "--file", &bad],
+        2,
+        "invalid_input",
+    );
+    assert!(msg.contains("bad.json") && msg.contains("ok"), "{msg}");
+    let listed = s.ok(&["list", "--user", "ops", "--kind", "procedure"]);
+    assert_eq!(listed["results"].as_array().unwrap().len(), 1, "{listed}");
+
+    let demo = s.ok(&["demo", "--layers", "three"]);
+    let system = demo["context"]["system"].as_str().unwrap();
+    assert!(system.contains("sudo -u deploy npm run deploy"), "{system}");
+    assert!(
+        system.contains("pitfall: last time `shell npm run deploy` failed"),
+        "{system}"
+    );
+    let recorded = demo["recorded"].as_array().unwrap();
+    assert_eq!(recorded[1]["procedure"]["event"], "UPDATE", "{demo}");
+}

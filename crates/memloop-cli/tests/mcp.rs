@@ -67,9 +67,11 @@ async fn the_binary_serves_every_tool_over_stdio() {
             "memory_forget",
             "memory_get",
             "memory_history",
+            "memory_record_procedure",
             "memory_record_turn",
             "memory_remember",
             "memory_search",
+            "memory_search_procedures",
             "memory_sessions"
         ]
     );

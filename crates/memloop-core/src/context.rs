@@ -64,9 +64,29 @@ pub struct AssembledContext {
     pub messages: Vec<ChatMessage>,
     /// For each offered memory, whether it made it into the prompt.
     pub included: Vec<bool>,
+    /// Tokens of each section's block (one in two-layer mode).
+    pub section_tokens: Vec<usize>,
     /// Buffer turns left out (older than the window).
     pub turns_left_out: usize,
     pub tokens: TokenCounts,
+}
+
+/// The heading of the one memory block of two-layer mode.
+pub const MEMORY_HEADING: &str =
+    "What you remember about the user (from earlier sessions, with dates):";
+
+/// One block of memories in the prompt (three-layer mode has one per
+/// layer), with its heading and its share of the memory budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section<'a> {
+    pub heading: &'a str,
+    /// Best first: chosen in this order.
+    pub lines: &'a [MemoryLine],
+    /// Its share of `memory_tokens` (0..1); what it leaves unused flows to
+    /// the sections after it, then before it, in order.
+    pub share: f32,
+    /// Shown oldest first (episodes), whatever order they were chosen in.
+    pub chronological: bool,
 }
 
 /// Builds the prompt. The system prompt and the new input are always kept;
@@ -81,45 +101,87 @@ pub fn assemble(
     budget: &ContextBudget,
     count: &dyn Fn(&str) -> usize,
 ) -> AssembledContext {
+    let section = Section {
+        heading: MEMORY_HEADING,
+        lines: memories,
+        share: 1.0,
+        chronological: false,
+    };
+    assemble_sections(
+        system_prompt,
+        &[section],
+        summary,
+        buffer,
+        input,
+        budget,
+        count,
+    )
+}
+
+/// [`assemble`] with the memories in sections, each within its share of the
+/// memory budget; `included` and `section_tokens` follow the sections'
+/// order. One section with share 1 is exactly [`assemble`].
+pub fn assemble_sections(
+    system_prompt: &str,
+    sections: &[Section<'_>],
+    summary: Option<&str>,
+    buffer: &[Turn],
+    input: &str,
+    budget: &ContextBudget,
+    count: &dyn Fn(&str) -> usize,
+) -> AssembledContext {
     let system = count(system_prompt);
     let input_tokens = count(input) + MESSAGE_OVERHEAD;
     let summary_text = summary.map(|s| format!("\n\nEarlier in this session: {s}"));
     let summary_tokens = summary_text.as_deref().map_or(0, count);
     let fixed = system + input_tokens + summary_tokens;
     let room = budget.input_tokens.saturating_sub(fixed);
-    let lines: Vec<String> = memories.iter().map(memory_line).collect();
+    let memory_budget = budget.memory_tokens.min(room);
+    let rendered: Vec<Vec<String>> = sections
+        .iter()
+        .map(|s| s.lines.iter().map(memory_line).collect())
+        .collect();
 
     // First pass: memories by budget alone, to know what room turns get.
-    let first = pick_memories(
-        &lines,
-        &vec![true; lines.len()],
-        budget.memory_tokens.min(room),
-        count,
-    );
-    let turns_room = room.saturating_sub(first.1);
+    let all_eligible: Vec<Vec<bool>> = rendered.iter().map(|l| vec![true; l.len()]).collect();
+    let first = pick_sections(sections, &rendered, &all_eligible, memory_budget, count);
+    let turns_room = room.saturating_sub(first.1.iter().sum());
     let window = newest_turns(buffer, turns_room, budget.max_turns, count);
     let window_turns = &buffer[buffer.len() - window.0..];
 
     // Second pass: drop memories the window already says, word for word or
     // as facts distilled from a turn still in it.
     let window_start = window_turns.first().map_or(i64::MAX, |t| t.at);
-    let eligible: Vec<bool> = memories
+    let eligible: Vec<Vec<bool>> = sections
         .iter()
-        .map(|m| {
-            !window_turns.iter().any(|t| same_text(&t.content, &m.text))
-                && m.from_this_session_at.is_none_or(|at| at < window_start)
+        .map(|s| {
+            s.lines
+                .iter()
+                .map(|m| {
+                    !window_turns.iter().any(|t| same_text(&t.content, &m.text))
+                        && m.from_this_session_at.is_none_or(|at| at < window_start)
+                })
+                .collect()
         })
         .collect();
-    let (included, memory_tokens) =
-        pick_memories(&lines, &eligible, budget.memory_tokens.min(room), count);
+    let (included, section_tokens) =
+        pick_sections(sections, &rendered, &eligible, memory_budget, count);
+    let memory_tokens: usize = section_tokens.iter().sum();
 
     let mut system_text = system_prompt.to_string();
-    if included.iter().any(|&b| b) {
-        system_text
-            .push_str("\n\nWhat you remember about the user (from earlier sessions, with dates):");
-        for (line, _) in lines.iter().zip(&included).filter(|(_, &inc)| inc) {
+    for ((section, lines), inc) in sections.iter().zip(&rendered).zip(&included) {
+        let mut chosen: Vec<usize> = (0..lines.len()).filter(|&i| inc[i]).collect();
+        if chosen.is_empty() {
+            continue;
+        }
+        if section.chronological {
+            chosen.sort_by_key(|&i| section.lines[i].date);
+        }
+        system_text.push_str("\n\n");
+        system_text.push_str(section.heading);
+        for i in chosen {
             system_text.push('\n');
-            system_text.push_str(line);
+            system_text.push_str(&lines[i]);
         }
     }
     if let Some(s) = &summary_text {
@@ -141,10 +203,47 @@ pub fn assemble(
     AssembledContext {
         system: system_text,
         messages,
-        included,
+        included: included.into_iter().flatten().collect(),
+        section_tokens,
         turns_left_out: buffer.len() - window.0,
         tokens,
     }
+}
+
+/// Each section's lines within its share of `budget`, then what the
+/// sections left unused offered to every section in order (sections after
+/// the first that had room, so a layer with nothing to say gives its share
+/// away). With one section of share 1 the second round adds nothing.
+fn pick_sections(
+    sections: &[Section<'_>],
+    rendered: &[Vec<String>],
+    eligible: &[Vec<bool>],
+    budget: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> (Vec<Vec<bool>>, Vec<usize>) {
+    let mut picks: Vec<(Vec<bool>, usize)> = sections
+        .iter()
+        .zip(rendered)
+        .zip(eligible)
+        .map(|((s, lines), ok)| {
+            let share = (budget as f64 * f64::from(s.share.clamp(0.0, 1.0))).floor() as usize;
+            pick_memories(lines, ok, share, 0, count)
+        })
+        .collect();
+    let mut left = budget.saturating_sub(picks.iter().map(|p| p.1).sum());
+    for ((lines, ok), pick) in rendered.iter().zip(eligible).zip(&mut picks) {
+        if left == 0 {
+            break;
+        }
+        let open: Vec<bool> = ok.iter().zip(&pick.0).map(|(&o, &inc)| o && !inc).collect();
+        let (more, used) = pick_memories(lines, &open, left, pick.1, count);
+        for (inc, m) in pick.0.iter_mut().zip(more) {
+            *inc |= m;
+        }
+        pick.1 += used;
+        left -= used;
+    }
+    picks.into_iter().unzip()
 }
 
 fn memory_line(m: &MemoryLine) -> String {
@@ -156,14 +255,17 @@ fn memory_line(m: &MemoryLine) -> String {
 
 /// Takes eligible lines in order while they fit; a line that does not fit is
 /// skipped and shorter ones after it may still go in.
+/// `spent` is what the section already holds (its heading is paid when
+/// non-zero); the returned count is what these lines add.
 fn pick_memories(
     lines: &[String],
     eligible: &[bool],
     budget: usize,
+    spent: usize,
     count: &dyn Fn(&str) -> usize,
 ) -> (Vec<bool>, usize) {
     let mut used = 0;
-    let mut header = false;
+    let mut header = spent > 0;
     let header_cost = 16; // the block's heading line
     let included = lines
         .iter()
@@ -350,5 +452,113 @@ mod tests {
             one.tokens.summary,
             words("\n\nEarlier in this session: we met")
         );
+    }
+}
+
+#[cfg(test)]
+mod section_tests {
+    use super::*;
+
+    fn words(s: &str) -> usize {
+        s.split_whitespace().count()
+    }
+
+    fn line(id: &str, text: &str, date: i64) -> MemoryLine {
+        MemoryLine {
+            id: id.into(),
+            text: text.into(),
+            date,
+            from_this_session_at: None,
+        }
+    }
+
+    fn section<'a>(heading: &'a str, lines: &'a [MemoryLine], share: f32) -> Section<'a> {
+        Section {
+            heading,
+            lines,
+            share,
+            chronological: false,
+        }
+    }
+
+    #[test]
+    fn one_section_of_share_one_is_the_two_layer_prompt() {
+        let lines = [
+            line("a", "Alice lives in Paris", 0),
+            line("b", "Alice has a cat", 0),
+        ];
+        let budget = ContextBudget {
+            input_tokens: 100,
+            memory_tokens: 25,
+            max_turns: 4,
+        };
+        let two = assemble("s", &lines, Some("we met"), &[], "q", &budget, &words);
+        let one = assemble_sections(
+            "s",
+            &[section(MEMORY_HEADING, &lines, 1.0)],
+            Some("we met"),
+            &[],
+            "q",
+            &budget,
+            &words,
+        );
+        assert_eq!(two, one);
+        assert_eq!(two.included, vec![true, false]);
+    }
+
+    #[test]
+    fn each_section_keeps_to_its_share_and_unused_share_flows() {
+        let facts: Vec<MemoryLine> = (0..6)
+            .map(|i| line(&format!("f{i}"), "one two three four", i))
+            .collect();
+        let steps = [line("p", "deploy: git pull then make", 0)];
+        let episodes = [line("e2", "second said", 2), line("e1", "first said", 1)];
+        let budget = ContextBudget {
+            input_tokens: 1000,
+            memory_tokens: 90,
+            max_turns: 4,
+        };
+        let mut ep = section("Episodes:", &episodes, 0.3);
+        ep.chronological = true;
+        let sections = [
+            section("Facts:", &facts, 0.4),
+            section("Procedures:", &steps, 0.3),
+            ep,
+        ];
+        let c = assemble_sections("s", &sections, None, &[], "q", &budget, &words);
+        // Each line costs its words + 3 (date, dash, newline) and a heading 16.
+        let line_cost = 4 + 3;
+        assert!(c.tokens.memories <= 90, "{:?}", c.section_tokens);
+        assert_eq!(c.section_tokens.iter().sum::<usize>(), c.tokens.memories);
+        // Procedures and episodes used less than their share: the facts
+        // got more than their own 36 tokens (two lines) from what was left.
+        let facts_in = c.included[..6].iter().filter(|&&b| b).count();
+        assert!(facts_in * line_cost + 16 > 36, "{facts_in} facts");
+        assert!(c.included[6] && c.included[7] && c.included[8]);
+        // Sections in order; episodes oldest first.
+        let f = c.system.find("Facts:").unwrap();
+        let p = c.system.find("Procedures:").unwrap();
+        let e = c.system.find("Episodes:").unwrap();
+        assert!(f < p && p < e);
+        assert!(c.system.find("first said").unwrap() < c.system.find("second said").unwrap());
+    }
+
+    #[test]
+    fn a_section_with_share_zero_gets_only_what_the_others_leave() {
+        let big: Vec<MemoryLine> = (0..10)
+            .map(|i| line(&format!("b{i}"), "a b c d e f", i))
+            .collect();
+        let small = [line("s", "tiny", 0)];
+        let budget = ContextBudget {
+            input_tokens: 1000,
+            memory_tokens: 40,
+            max_turns: 4,
+        };
+        let sections = [section("Big:", &big, 1.0), section("Small:", &small, 0.0)];
+        let c = assemble_sections("s", &sections, None, &[], "q", &budget, &words);
+        assert!(c.tokens.memories <= 40);
+        // Big takes 16 + 2 × 9 = 34; the 6 left are too few for Small's heading.
+        assert!(!c.included[10]);
+        assert_eq!(c.section_tokens[1], 0);
     }
 }

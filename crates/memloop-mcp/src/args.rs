@@ -210,3 +210,38 @@ impl RecordTurnArgs {
         }
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecordProcedureArgs {
+    /// What the run was for, in words ("deploy the web app"): runs of the
+    /// same task merge into one procedure.
+    pub task: String,
+    /// The tool calls in order, each {"tool", "args" (a summary: the
+    /// command line), "result" (a summary), "ok" (false if it failed),
+    /// "error" (its error text)}.
+    pub steps: Vec<Value>,
+    /// How the run ended: success, failure or partial.
+    pub outcome: String,
+    /// What went wrong, on failure.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// When it ran: RFC 3339. Now when absent.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// Your id for this run: recording it again changes nothing.
+    #[serde(default)]
+    pub execution_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchProceduresArgs {
+    /// The task you are about to do, in words.
+    pub query: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// How many procedures to return, 1 to 1000 (default 5).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+}

@@ -4,14 +4,14 @@
 
 use memloop::{said_at, Exchanged};
 use memloop::{
-    Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory,
-    RememberOptions, Result, Scope, SearchQuery,
+    Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory, ProcedureQuery,
+    ProcedureRun, RememberOptions, Result, Scope, SearchQuery,
 };
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
-    ScopeArgs, SearchArgs, SessionsArgs,
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordProcedureArgs, RecordTurnArgs,
+    RememberArgs, ScopeArgs, SearchArgs, SearchProceduresArgs, SessionsArgs,
 };
 
 /// A memory store and the loop over it (its gate and long-term writer serve
@@ -260,4 +260,54 @@ fn time_args(now: Option<&str>, mode: Option<&str>) -> Result<(i64, memloop::Que
     };
     let mode = memloop::QueryTimeMode::parse_field(mode, "time_mode")?;
     Ok((now, mode))
+}
+
+impl Engine {
+    /// Records one run of a task in the procedural layer.
+    pub(crate) fn record_procedure(&self, tenant: &str, a: RecordProcedureArgs) -> Result<Value> {
+        let scope = a.scope.in_tenant(tenant)?;
+        let mut run = json!({"task": a.task, "steps": a.steps, "outcome": a.outcome});
+        for (k, v) in [
+            ("error", a.error),
+            ("at", a.at),
+            ("execution_id", a.execution_id),
+        ] {
+            if let Some(v) = v {
+                run[k] = json!(v);
+            }
+        }
+        let w = self
+            .memory()
+            .record_procedure(&scope, ProcedureRun::from_json(run)?)?;
+        Ok(json!({ "results": [w] }))
+    }
+
+    /// The procedures for a task, ranked by similarity × success rate × recency.
+    pub(crate) fn search_procedures(&self, tenant: &str, a: SearchProceduresArgs) -> Result<Value> {
+        let scope = a.scope.in_tenant(tenant)?;
+        let mut q = ProcedureQuery::new(scope, a.query);
+        if let Some(k) = a.top_k {
+            if !(1..=1000).contains(&k) {
+                return Err(Error::invalid(format!(
+                    "top_k must be between 1 and 1000 (got {k})"
+                )));
+            }
+            q.top_k = k;
+        }
+        let hits = self.memory().search_procedures(&q)?;
+        let results: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "id": h.id,
+                    "procedure": h.procedure,
+                    "memory": h.procedure.is_none().then_some(&h.memory),
+                    "score": h.score,
+                    "scores": h.scores,
+                    "pitfalls": h.pitfalls,
+                })
+            })
+            .collect();
+        Ok(json!({ "results": results }))
+    }
 }

@@ -10,8 +10,8 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordTurnArgs, RememberArgs,
-    SearchArgs, SessionsArgs,
+    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordProcedureArgs, RecordTurnArgs,
+    RememberArgs, SearchArgs, SearchProceduresArgs, SessionsArgs,
 };
 use crate::engine::Engine;
 use crate::tenant::TenantResolver;
@@ -213,6 +213,35 @@ impl MemoryTools {
         ext: Extensions,
     ) -> ToolResult {
         self.run(&ext, a, Engine::record_turn).await
+    }
+
+    #[tool(
+        description = "Record one run of a task you did with tools: the task in words, the steps in order ({tool, args, result, ok, error}), the outcome (success, failure, partial) and the error. Runs of the same task merge into one procedure: success and failure counts, the last outcome, and failed steps kept as pitfalls with what worked instead. The same execution_id again changes nothing. Returns {\"results\": [{id, event: ADD|UPDATE|NOOP, memory, procedure}]}.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_record_procedure(
+        &self,
+        Parameters(a): Parameters<RecordProcedureArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::record_procedure).await
+    }
+
+    #[tool(
+        description = "Before a task with tools, find how it was done before: procedures ranked by similarity × success rate × recency, with their steps and pitfalls (\"`npm run deploy` failed with EACCES; `sudo -u deploy npm run deploy` worked\"). Returns {\"results\": [{id, procedure, score, scores: {similarity, success_rate, recency}, pitfalls}]}.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_search_procedures(
+        &self,
+        Parameters(a): Parameters<SearchProceduresArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::search_procedures).await
     }
 }
 

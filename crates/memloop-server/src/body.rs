@@ -235,9 +235,14 @@ pub struct LoopRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RecordRequest {
     /// The exchange's messages since the last one recorded, oldest first:
-    /// the user's are the input, the assistant's the reply; tool and system
-    /// messages go to the session buffer only.
-    pub messages: Vec<Message>,
+    /// the user's are the input, the assistant's the reply; system messages
+    /// go to the session buffer only. Tool calls in OpenAI's shape
+    /// (`tool_calls` on an assistant message, `role: "tool"` results with
+    /// `tool_call_id`) or Anthropic's (`tool_use` / `tool_result` content
+    /// blocks) are also recorded as a run of the user's task (a procedure,
+    /// docs/layers.md).
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<Value>,
     /// Your id for the exchange: a retry with the same id writes nothing
     /// twice. A fresh one when absent.
     #[serde(default)]
@@ -247,6 +252,66 @@ pub struct RecordRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "2026-11-30T09:15:00Z")]
     pub timestamp: Option<Value>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
+}
+
+/// `POST /v1/procedures`: one run of a task (docs/layers.md).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProcedureRequest {
+    /// What the run was for, in words ("deploy the web app").
+    pub task: Value,
+    /// The tool calls in order: `{"tool", "args", "result", "ok"?, "error"?}`
+    /// (`ok` false marks a failed step; `error` its error text).
+    #[schema(value_type = Vec<Object>)]
+    pub steps: Value,
+    /// success, failure or partial.
+    #[schema(value_type = String, example = "success")]
+    pub outcome: Value,
+    /// What went wrong, on failure.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub error: Option<Value>,
+    /// When it ran (RFC 3339 or Unix ms); now when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-11-30T09:15:00Z")]
+    pub at: Option<Value>,
+    /// Your id for the run: recording it again changes nothing.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub execution_id: Option<Value>,
+    #[serde(flatten)]
+    pub scope: ScopeFields,
+}
+
+impl ProcedureRequest {
+    /// The run's fields as the library reads them.
+    pub fn run(&self) -> Value {
+        let mut run = Map::new();
+        run.insert("task".into(), self.task.clone());
+        run.insert("steps".into(), self.steps.clone());
+        run.insert("outcome".into(), self.outcome.clone());
+        for (k, v) in [
+            ("error", &self.error),
+            ("at", &self.at),
+            ("execution_id", &self.execution_id),
+        ] {
+            if let Some(v) = v.as_ref().filter(|v| !v.is_null()) {
+                run.insert(k.into(), v.clone());
+            }
+        }
+        Value::Object(run)
+    }
+}
+
+/// `POST /v1/procedures/search`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProcedureSearchRequest {
+    /// The task, in words.
+    pub query: String,
+    /// At most this many (5 when absent).
+    #[serde(default)]
+    pub top_k: Option<usize>,
     #[serde(flatten)]
     pub scope: ScopeFields,
 }

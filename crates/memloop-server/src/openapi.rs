@@ -28,6 +28,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "memories", description = "The long-term store"),
         (name = "loop", description = "Context assembly and whole turns"),
         (name = "sessions", description = "Short-term buffers"),
+        (name = "procedures", description = "The procedural layer: runs of tasks, procedures for planning"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
         (name = "mem0", description = "What Mem0's own clients call: the key check, v3 add / search / list, entities")
     )
@@ -384,3 +385,79 @@ pub struct MessageResponse {
     message: String,
     memories_deleted: usize,
 }
+
+/// `POST /v1/procedures`: what recording the run did.
+#[derive(ToSchema)]
+pub struct ProcedureWriteResponse {
+    results: Vec<ProcedureWriteDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct ProcedureWriteDoc {
+    /// The current version's id.
+    id: String,
+    /// ADD (a new task), UPDATE (merged; the stored version superseded and
+    /// kept in history) or NOOP (this run was counted already).
+    event: String,
+    /// The memory's text: task, steps, counts, pitfalls.
+    memory: String,
+    procedure: ProcedureDoc,
+    /// The version this one replaced (UPDATE), or that counted the run (NOOP).
+    previous_id: Option<String>,
+}
+
+/// A procedure: the task, the steps to follow, how its runs went, the
+/// pitfalls learnt (also in the memory's `metadata.procedure`).
+#[derive(ToSchema)]
+pub struct ProcedureDoc {
+    task: String,
+    /// `{"tool", "args", "result", "ok", "error"?}`, in order.
+    steps: Vec<Object>,
+    successes: u32,
+    failures: u32,
+    partials: u32,
+    /// success, failure or partial.
+    last_outcome: String,
+    last_error: Option<String>,
+    last_run: String,
+    /// `{"step", "error"?, "replaced_by"?, "seen", "position"}`.
+    pitfalls: Vec<Object>,
+    /// The execution ids (or run hashes) already counted.
+    execution_ids: Vec<String>,
+}
+
+/// `POST /v1/procedures/search`: best first.
+#[derive(ToSchema)]
+pub struct ProcedureSearchResponse {
+    results: Vec<ProcedureHitDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct ProcedureHitDoc {
+    id: String,
+    memory: String,
+    /// similarity × success_rate × recency.
+    score: f32,
+    scores: ProcedureScoresDoc,
+    /// The search's own signals (cosine, BM25, ranks).
+    signals: SignalScoresDoc,
+    /// Null for a procedure memory stored as plain text (an always/never instruction).
+    procedure: Option<ProcedureDoc>,
+    /// "`npm run deploy` failed with EACCES; `sudo -u deploy npm run deploy` worked".
+    pitfalls: Vec<String>,
+}
+
+#[derive(ToSchema)]
+pub struct ProcedureScoresDoc {
+    /// The hybrid search's score, 0..1.
+    similarity: f32,
+    /// (successes + partials/2 + 1) / (runs + 2).
+    success_rate: f32,
+    /// 0.5..1 by the age of the last run (half-life 30 days).
+    recency: f32,
+    score: f32,
+}
+
+/// Any JSON object.
+#[derive(ToSchema)]
+pub struct Object {}

@@ -139,12 +139,16 @@ impl Config {
         // `memloop serve` reads its own table (memloop-server's config).
         table.remove("server");
         let cfg: Config = table.try_into().map_err(invalid)?;
-        cfg.forgetting.validate().map_err(|e| {
-            Error::invalid(format!(
-                "config file {} is not valid: {e}",
-                origin.display()
-            ))
-        })?;
+        cfg.turn
+            .shares
+            .validate()
+            .and_then(|()| cfg.forgetting.validate())
+            .map_err(|e| {
+                Error::invalid(format!(
+                    "config file {} is not valid: {e}",
+                    origin.display()
+                ))
+            })?;
         Ok(cfg)
     }
 
@@ -327,6 +331,61 @@ pub struct LoopConfig {
     /// to the search: `boost` (the default), `filter` or `off`, as in
     /// `memloop search --time-mode` (docs/retrieval.md).
     pub time_mode: crate::QueryTimeMode,
+    /// `two` (the default): one block of memories, all kinds searched
+    /// together. `three`: a section per layer (facts, procedures, recent
+    /// episodes), each searched apart and within its share (docs/layers.md).
+    pub layers: Layers,
+    /// In three-layer mode, each section's share of `budget.memory_tokens`.
+    pub shares: LayerShares,
+    /// In three-layer mode, procedures retrieved per turn.
+    pub procedure_top_k: usize,
+}
+
+/// See [`LoopConfig::layers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Layers {
+    #[default]
+    Two,
+    Three,
+}
+
+/// Shares of the memory budget in three-layer mode (each 0..1, summing to
+/// at most 1). A section that uses less than its share leaves the rest to
+/// the others, in the order facts, procedures, episodes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LayerShares {
+    pub facts: f32,
+    pub procedures: f32,
+    pub episodes: f32,
+}
+
+impl Default for LayerShares {
+    fn default() -> Self {
+        LayerShares {
+            facts: 0.4,
+            procedures: 0.3,
+            episodes: 0.3,
+        }
+    }
+}
+
+impl LayerShares {
+    /// Each share in 0..1 and their sum at most 1, else an error naming them.
+    pub fn validate(&self) -> Result<()> {
+        let all = [self.facts, self.procedures, self.episodes];
+        if all.iter().any(|s| !s.is_finite() || *s < 0.0 || *s > 1.0)
+            || all.iter().sum::<f32>() > 1.0 + 1e-4
+        {
+            return Err(Error::invalid(format!(
+                "[loop.shares] facts = {}, procedures = {}, episodes = {}: each share is a fraction of memory_tokens in 0..1 and together at most 1",
+                self.facts, self.procedures, self.episodes
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// See [`LoopConfig::stale`].
@@ -354,6 +413,9 @@ impl Default for LoopConfig {
             summary_tokens: 200,
             stale: StaleMemories::default(),
             time_mode: crate::QueryTimeMode::default(),
+            layers: Layers::default(),
+            shares: LayerShares::default(),
+            procedure_top_k: 3,
         }
     }
 }

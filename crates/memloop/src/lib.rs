@@ -22,6 +22,7 @@ mod lazy;
 mod memory;
 mod open;
 mod pipeline;
+pub mod procedures;
 mod query_time;
 pub mod short_term;
 mod store_open;
@@ -30,13 +31,18 @@ mod turn;
 mod write;
 
 pub use config::{
-    default_data_dir, Config, EmbedderConfig, LoopConfig, ShortTermConfig, StaleMemories,
+    default_data_dir, Config, EmbedderConfig, LayerShares, Layers, LoopConfig, ShortTermConfig,
+    StaleMemories,
 };
 pub use forgetting::{
     ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
 pub use memory::{Lookup, Memory, MemoryById, RecordStatus, DEFAULT_EXPANSION};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
+pub use procedures::{
+    Outcome, Procedure, ProcedureHit, ProcedureQuery, ProcedureRun, ProcedureScores,
+    ProcedureWrite, Step, ToolCall,
+};
 pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{

@@ -24,6 +24,7 @@ impl MemoryLoop {
         short_term: Arc<dyn ShortTermStore>,
         cfg: LoopConfig,
     ) -> Result<MemoryLoop> {
+        cfg.shares.validate()?;
         Ok(MemoryLoop {
             memory,
             short_term,

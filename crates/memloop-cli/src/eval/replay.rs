@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use memloop::context::MESSAGE_OVERHEAD;
-use memloop::{Config, Memory, MemoryLoop, Scope, StoreOptions};
+use memloop::{Config, Layers, Memory, MemoryLoop, Scope, StoreOptions};
 use serde_json::{json, Value};
 
 use super::format::{self, Conversation};
@@ -27,6 +27,11 @@ pub struct ReplayArgs {
     /// Replay with this short-term backend (e.g. redis://127.0.0.1:6379).
     #[arg(long)]
     short_term: Option<String>,
+    /// Assemble with two layers (one memory block, the default), three (a
+    /// section per layer, each section's tokens measured), or both: the
+    /// conversation replayed once in each mode, side by side.
+    #[arg(long, default_value = "two", value_parser = ["two", "three", "both"])]
+    layers: String,
 }
 
 fn load(file: &Path) -> anyhow::Result<Vec<Conversation>> {
@@ -61,10 +66,68 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
             conversations.len().saturating_sub(1)
         )
     })?;
+    let modes: &[Layers] = match a.layers.as_str() {
+        "three" => &[Layers::Three],
+        "both" => &[Layers::Two, Layers::Three],
+        _ => &[Layers::Two],
+    };
+    let reports = modes
+        .iter()
+        .map(|&layers| replay_once(config, out, a, conv, layers))
+        .collect::<anyhow::Result<Vec<Value>>>()?;
+    if out.json {
+        return match reports.as_slice() {
+            [one] => out.json_value(one),
+            all => out.json_value(&json!({ "modes": all })),
+        };
+    }
+    for r in &reports {
+        print_report(r);
+    }
+    Ok(())
+}
 
+/// Mean tokens per turn of the memory block, and of each section in
+/// three-layer mode.
+#[derive(Default)]
+struct SectionTokens {
+    turns: usize,
+    total: usize,
+    by_layer: std::collections::BTreeMap<&'static str, usize>,
+}
+
+impl SectionTokens {
+    fn add(&mut self, trace: &memloop::TurnTrace) {
+        self.turns += 1;
+        self.total += trace.tokens.input.memories;
+        for l in &trace.layers {
+            *self.by_layer.entry(l.layer.as_str()).or_default() += l.tokens;
+        }
+    }
+
+    fn means(&self) -> Value {
+        let mean = |n: usize| n as f64 / self.turns.max(1) as f64;
+        let mut v = json!({ "all": mean(self.total) });
+        for (layer, n) in &self.by_layer {
+            v[*layer] = json!(mean(*n));
+        }
+        v
+    }
+}
+
+/// One replay of `conv` through the loop with `layers`: the report.
+fn replay_once(
+    config: &Config,
+    out: &Output,
+    a: &ReplayArgs,
+    conv: &Conversation,
+    layers: Layers,
+) -> anyhow::Result<Value> {
+    let length = |c: &Conversation| c.sessions.iter().map(|s| s.turns.len()).sum::<usize>();
     // A fresh store of its own, so nothing of yours is touched or counted.
     let dir = tempfile::tempdir()?;
     let mut cfg = config.clone().with_data_dir(dir.path());
+    cfg.turn.layers = layers;
     cfg.store = StoreOptions::default();
     cfg.llm = None;
     cfg.short_term.url = a.short_term.clone();
@@ -80,6 +143,7 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
     let mut rows: Vec<Value> = Vec::new();
     let (mut overhead, mut kept) = (Vec::new(), 0usize);
     let mut stages: Vec<memloop::Timings> = Vec::new();
+    let mut sections = SectionTokens::default();
     let mut n = 0;
     for session in &conv.sessions {
         let scope = user
@@ -95,6 +159,7 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
             kept += usize::from(o.trace.gate.persist);
             overhead.push(o.trace.timings.overhead_us as f64 / 1e3);
             stages.push(o.trace.timings);
+            sections.add(&o.trace);
             let last = n == length(conv);
             if MARKS.contains(&n) || last {
                 let used = o.trace.tokens.input.total_input;
@@ -102,6 +167,7 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
                     "turn": n, "input_tokens": used, "full_history_tokens": full,
                     "ratio": used as f64 / full as f64,
                     "memories": o.trace.tokens.input.memories, "turns": o.trace.tokens.input.turns,
+                    "sections": o.trace.layers.iter().map(|l| (l.layer.as_str(), l.tokens)).collect::<std::collections::BTreeMap<_, _>>(),
                 }));
             }
             bar.inc(1);
@@ -130,24 +196,30 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
     let report = json!({
         "conversation": conv.id, "turns": n, "sessions": conv.sessions.len(),
         "persisted": kept, "short_term": backend, "encoding": lp.tokens().encoding(),
-        "budget": lp.config().budget, "at": rows,
+        "layers": layers, "budget": lp.config().budget, "at": rows,
+        "memory_tokens_mean": sections.means(),
         "overhead_ms": {"p50": percentile(overhead.clone(), 0.5), "p99": percentile(overhead, 0.99)},
         "stage_p50_ms": stages_p50,
         "write_pipeline_ms": {"p50": percentile(writes.clone(), 0.5), "p99": percentile(writes, 0.99)},
     });
-    if out.json {
-        return out.json_value(&report);
-    }
+    Ok(report)
+}
+
+fn print_report(report: &Value) {
     println!(
-        "conversation {} ({n} turns, {} sessions), short-term {backend}; {kept} turns persisted",
-        conv.id,
-        conv.sessions.len()
+        "\nconversation {} ({} turns, {} sessions), {} layers, short-term {}; {} turns persisted",
+        report["conversation"].as_str().unwrap_or(""),
+        report["turns"],
+        report["sessions"],
+        report["layers"].as_str().unwrap_or(""),
+        report["short_term"].as_str().unwrap_or(""),
+        report["persisted"]
     );
     println!(
         "{:>6} {:>12} {:>14} {:>7}",
         "turn", "input tok", "full history", "ratio"
     );
-    for r in &rows {
+    for r in report["at"].as_array().into_iter().flatten() {
         println!(
             "{:>6} {:>12} {:>14} {:>6.1}%",
             r["turn"].as_u64().unwrap_or(0),
@@ -171,5 +243,8 @@ pub fn run(config: &Config, out: &Output, a: &ReplayArgs) -> anyhow::Result<()> 
             .as_f64()
             .unwrap_or(f64::NAN)
     );
-    Ok(())
+    println!(
+        "memory tokens per turn (mean, by section): {}",
+        report["memory_tokens_mean"]
+    );
 }

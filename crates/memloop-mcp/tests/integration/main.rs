@@ -5,6 +5,7 @@
 
 mod deleted;
 mod http;
+mod procedures;
 mod record;
 mod scope;
 mod stream;
@@ -78,15 +79,17 @@ pub async fn tool_error(client: &ServerSink, tool: &str, args: Value) -> (String
     )
 }
 
-pub const TOOLS: [&str; 9] = [
+pub const TOOLS: [&str; 11] = [
     "memory_add",
     "memory_context",
     "memory_forget",
     "memory_get",
     "memory_history",
+    "memory_record_procedure",
     "memory_record_turn",
     "memory_remember",
     "memory_search",
+    "memory_search_procedures",
     "memory_sessions",
 ];
 

@@ -4,6 +4,7 @@
 pub mod mem0;
 pub mod memories;
 pub mod ops;
+pub mod procedures;
 pub mod sessions;
 pub mod turn;
 
@@ -32,6 +33,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(turn::context))
         .routes(routes!(turn::turn))
         .routes(routes!(turn::record))
+        .routes(routes!(procedures::record))
+        .routes(routes!(procedures::search))
         .routes(routes!(sessions::timeline))
         .routes(routes!(sessions::append))
         .routes(routes!(sessions::show, sessions::clear))

@@ -4,6 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
+use memloop::procedures::from_messages;
 use memloop::{said_at, Exchanged};
 use serde_json::{json, Value};
 
@@ -89,7 +90,9 @@ pub async fn turn(
 /// Records an exchange your agent ran with its own model: appends the
 /// messages to the session, judges the user's and the assistant's side by
 /// role, and writes the kept sides long-term (one episode holding both,
-/// facts attributed to who said them). Idempotent on `turn_id`.
+/// facts attributed to who said them); tool calls in OpenAI's or
+/// Anthropic's shape become a run of the user's task (a procedure).
+/// Idempotent on `turn_id`.
 #[utoipa::path(
     post, path = "/v1/turn/record", tag = "loop",
     request_body = RecordRequest,
@@ -112,17 +115,19 @@ pub async fn record(
         ));
     }
     let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
-    let messages = said_at(req.messages.into_iter().map(|m| (m.role, m.content)), at)?;
+    let parsed = from_messages(&req.messages)?;
+    let messages = said_at(parsed.messages, at)?;
     let scope = req.scope.in_tenant(&tenant)?;
     let turn_id = req.turn_id;
     let lp = state.memory_loop().clone();
     let recorded = blocking(move || {
-        lp.record(
+        lp.record_with_tools(
             &scope,
             Exchanged {
                 turn_id: turn_id.as_deref(),
                 messages: &messages,
             },
+            &parsed.tool_calls,
         )
     })
     .await?;

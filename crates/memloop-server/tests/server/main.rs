@@ -12,6 +12,7 @@ mod hardening;
 mod mem0;
 mod mem0_client;
 mod openapi;
+mod procedures;
 mod record;
 mod routes;
 mod scope;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 25] = [
+const ROUTES: [(&str, &str); 27] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -20,6 +20,8 @@ const ROUTES: [(&str, &str); 25] = [
     ("post", "/v1/context"),
     ("post", "/v1/turn"),
     ("post", "/v1/turn/record"),
+    ("post", "/v1/procedures"),
+    ("post", "/v1/procedures/search"),
     ("get", "/v1/sessions"),
     ("post", "/v1/sessions/{id}/messages"),
     ("get", "/v1/sessions/{id}"),
@@ -260,6 +262,45 @@ async fn response_schemas_match_real_responses() {
     let first = &axis.body["sessions"][0];
     assert_eq!(first["id"], "s1", "{}", axis.body);
     assert_subset(&keys(first), &named(&doc, "SessionInfoDoc"), "session info");
+
+    let run = json!({"user_id": "alice", "task": "brew tea", "outcome": "failure",
+        "steps": [{"tool": "kettle", "args": "boil", "ok": false, "error": "no water"}]});
+    let p = call(app, "POST", "/v1/procedures", Some(KEY_A), Some(run)).await;
+    assert_subset(
+        &keys(p.ok()),
+        &named(&doc, "ProcedureWriteResponse"),
+        "procedure write",
+    );
+    let w = &p.body["results"][0];
+    assert_subset(
+        &keys(w),
+        &named(&doc, "ProcedureWriteDoc"),
+        "procedure write result",
+    );
+    assert_subset(
+        &keys(&w["procedure"]),
+        &named(&doc, "ProcedureDoc"),
+        "procedure",
+    );
+    let q = json!({"user_id": "alice", "query": "brew tea"});
+    let found = call(app, "POST", "/v1/procedures/search", Some(KEY_A), Some(q)).await;
+    assert_subset(
+        &keys(found.ok()),
+        &named(&doc, "ProcedureSearchResponse"),
+        "procedure search",
+    );
+    let hit = &found.body["results"][0];
+    assert_subset(&keys(hit), &named(&doc, "ProcedureHitDoc"), "procedure hit");
+    assert_subset(
+        &keys(&hit["scores"]),
+        &named(&doc, "ProcedureScoresDoc"),
+        "procedure scores",
+    );
+    assert_subset(
+        &keys(&hit["signals"]),
+        &named(&doc, "SignalScoresDoc"),
+        "procedure signals",
+    );
 }
 
 /// Every request that carries a scope documents its three fields: the

@@ -35,14 +35,14 @@ pub async fn start(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> Running {
     }
 }
 
-struct Reply {
-    status: u16,
-    body: Value,
-    request_id: Option<String>,
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub request_id: Option<String>,
 }
 
 /// One HTTP request with a blocking client (off the async threads).
-async fn http(
+pub async fn http(
     addr: SocketAddr,
     method: &'static str,
     path: &str,
@@ -80,7 +80,7 @@ async fn http(
     .unwrap()
 }
 
-fn bearer(key: &str) -> Option<String> {
+pub fn bearer(key: &str) -> Option<String> {
     Some(format!("Bearer {key}"))
 }
 

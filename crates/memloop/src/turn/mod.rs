@@ -3,6 +3,7 @@
 //! write the short-term buffer, decide whether to persist, write long-term,
 //! and return the trace of exactly what was done.
 
+mod layers;
 mod record;
 mod remember;
 mod summary;
@@ -17,12 +18,13 @@ use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
 
+pub use layers::LayerTrace;
 pub use record::{said_at, Exchanged, Recorded};
 pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, SideGate, Timings, TraceTokens, TurnTrace};
 
-use crate::config::{LoopConfig, StaleMemories};
+use crate::config::{Layers, LoopConfig, StaleMemories};
 use crate::tokens::TokenCounter;
 use crate::write::{Distil, LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery, TimeReading};
@@ -62,6 +64,10 @@ fn micros(since: Instant) -> u64 {
 struct Prepared {
     ctx: AssembledContext,
     hits: Vec<SearchHit>,
+    /// Per hit, a procedure's ranking factors (three-layer mode).
+    factors: Vec<Option<crate::procedures::ProcedureScores>>,
+    /// The sections of a three-layer prompt (empty in two-layer mode).
+    layers: Vec<LayerTrace>,
     buffer: Vec<Turn>,
     input_vector: Vec<f32>,
     time: Option<TimeReading>,
@@ -154,18 +160,17 @@ impl MemoryLoop {
         let user_turn = Turn::new(Role::User, input);
         user_turn.validate()?;
 
+        let mut prepared = self.prepare(scope, session, input, &mut t)?;
+        let mut trace = self.new_trace(scope, session, input, &mut prepared);
         let Prepared {
             ctx,
-            hits: retrieved,
             buffer,
             input_vector,
-            time,
-        } = self.prepare(scope, session, input, &mut t)?;
+            ..
+        } = prepared;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
 
-        let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
-        trace.time = time;
         let reply = match &self.llm {
             Some(llm) => {
                 let s = Instant::now();
@@ -243,16 +248,11 @@ impl MemoryLoop {
         Turn::new(Role::User, input).validate()?;
         let mut t = Timings::default();
         let started = Instant::now();
-        let Prepared {
-            ctx,
-            hits: retrieved,
-            time,
-            ..
-        } = self.prepare(scope, session, input, &mut t)?;
+        let mut prepared = self.prepare(scope, session, input, &mut t)?;
+        let mut trace = self.new_trace(scope, session, input, &mut prepared);
+        let ctx = prepared.ctx;
         let request = ChatRequest::new(ctx.system.clone(), ctx.messages.clone())
             .max_tokens(self.cfg.reply_tokens);
-        let mut trace = self.new_trace(scope, session, input, &ctx, retrieved);
-        trace.time = time;
         t.total_us = micros(started);
         t.overhead_us = t.total_us.saturating_sub(t.embed_query_us);
         trace.timings = t;
@@ -280,6 +280,10 @@ impl MemoryLoop {
         let s = Instant::now();
         let vector = self.memory.embedder().embed(input)?;
         t.embed_query_us = micros(s);
+        let summary_text = summary
+            .as_ref()
+            .filter(|s| !s.text.is_empty())
+            .map(|s| s.text.as_str());
         let s = Instant::now();
         let mut query = SearchQuery::new(long_term_scope(scope), input);
         query.top_k = self.cfg.top_k;
@@ -296,36 +300,36 @@ impl MemoryLoop {
         if !named_session {
             query.min_score = self.cfg.min_score;
         }
+        if self.cfg.layers == Layers::Three {
+            // Searches and assembly interleave per layer: timed as search.
+            let r = self.recall_layers(
+                (&query, named_session),
+                session,
+                &vector,
+                summary_text,
+                &buffer,
+            )?;
+            t.search_us = micros(s);
+            return Ok(Prepared {
+                ctx: r.ctx,
+                hits: r.hits,
+                factors: r.factors,
+                layers: r.layers,
+                buffer,
+                input_vector: vector,
+                time,
+            });
+        }
         let mut hits = self.memory.search_by_vector(&query, &vector)?;
-        hits.retain(|h| {
-            (named_session
-                || h.scores.bm25.is_some()
-                || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity)
-                && (self.cfg.stale == StaleMemories::Annotate || h.superseded_by.is_none())
-        });
+        hits.retain(|h| self.admits(h, named_session));
         t.search_us = micros(s);
 
         let s = Instant::now();
         let lines: Vec<MemoryLine> = hits
             .iter()
-            .map(|h| MemoryLine {
-                id: h.record.id.clone(),
-                // Shown with its date (below) and what replaced it, so the
-                // model reads it as what was once said, not as current.
-                text: match &h.superseded_by {
-                    Some(r) => format!("{} (no longer true; now: {})", h.record.text, r.text),
-                    None => h.record.text.clone(),
-                },
-                date: h.record.valid_from,
-                from_this_session_at: (h.record.provenance.session_id.as_deref() == Some(session))
-                    .then_some(h.record.created_at),
-            })
+            .map(|h| layers::line_of(h, h.record.text.clone(), session))
             .collect();
         let count = |s: &str| self.tokens.count(s);
-        let summary_text = summary
-            .as_ref()
-            .filter(|s| !s.text.is_empty())
-            .map(|s| s.text.as_str());
         let ctx = assemble(
             &self.cfg.system_prompt,
             &lines,
@@ -338,25 +342,35 @@ impl MemoryLoop {
         t.assemble_us = micros(s);
         Ok(Prepared {
             ctx,
+            factors: vec![None; hits.len()],
             hits,
+            layers: Vec::new(),
             buffer,
             input_vector: vector,
             time,
         })
     }
 
-    fn new_trace(
-        &self,
-        scope: &Scope,
-        session: &str,
-        input: &str,
-        ctx: &AssembledContext,
-        hits: Vec<SearchHit>,
-    ) -> TurnTrace {
-        let retrieved = hits
+    /// Whether a hit may be offered to the prompt: from a session the input
+    /// names, found by keyword, or by meaning at `min_similarity`; a stale
+    /// one only when annotated.
+    fn admits(&self, h: &SearchHit, named_session: bool) -> bool {
+        (named_session
+            || h.scores.bm25.is_some()
+            || h.scores.vector.unwrap_or(0.0) >= self.cfg.min_similarity)
+            && (self.cfg.stale == StaleMemories::Annotate || h.superseded_by.is_none())
+    }
+
+    /// The trace of a prepared turn; its hits move into the trace.
+    fn new_trace(&self, scope: &Scope, session: &str, input: &str, p: &mut Prepared) -> TurnTrace {
+        let ctx = &p.ctx;
+        let factors = std::mem::take(&mut p.factors);
+        let layers = std::mem::take(&mut p.layers);
+        let retrieved = std::mem::take(&mut p.hits)
             .into_iter()
             .zip(&ctx.included)
-            .map(|(h, &included)| RetrievedMemory {
+            .zip(factors)
+            .map(|((h, &included), procedure)| RetrievedMemory {
                 id: h.record.id,
                 kind: h.record.kind,
                 memory: h.record.text,
@@ -364,6 +378,7 @@ impl MemoryLoop {
                 scores: h.scores,
                 included,
                 superseded_by: h.superseded_by,
+                procedure,
             })
             .collect();
         TurnTrace {
@@ -390,7 +405,8 @@ impl MemoryLoop {
             notes: Vec::new(),
             timings: Timings::default(),
             recorded: false,
-            time: None,
+            time: std::mem::take(&mut p.time),
+            layers,
         }
     }
 

@@ -11,6 +11,10 @@ use memloop_core::{Error, Result, Scope, MAX_ID_BYTES};
 use memloop_rules::gate::GateDecision;
 use serde::Serialize;
 
+use crate::procedures::{run_of, ToolCall};
+use crate::write::WriteEvent;
+use memloop_core::Kind;
+
 use super::{micros, session_of, Exchange, MemoryLoop, Timings, TraceTokens, TurnTrace};
 
 /// A finished exchange to record.
@@ -96,6 +100,21 @@ impl MemoryLoop {
     /// both, facts attributed to who said them). Returns the trace: the
     /// gate per side and every write.
     pub fn record(&self, scope: &Scope, exchange: Exchanged<'_>) -> Result<Recorded> {
+        self.record_with_tools(scope, exchange, &[])
+    }
+
+    /// [`MemoryLoop::record`] of an exchange in which the agent called
+    /// tools: the calls, in order, are also recorded as a run of the task
+    /// the user asked for (the procedural layer, docs/layers.md), whatever
+    /// the gate says of the words, with the turn id as the run id (so a
+    /// replay counts nothing twice). Its write is in the trace's `writes`
+    /// (kind `procedure`).
+    pub fn record_with_tools(
+        &self,
+        scope: &Scope,
+        exchange: Exchanged<'_>,
+        tool_calls: &[ToolCall],
+    ) -> Result<Recorded> {
         let started = Instant::now();
         let mut t = Timings::default();
         let session = session_of(scope)?;
@@ -127,6 +146,7 @@ impl MemoryLoop {
         t.write_short_term_us = micros(s);
 
         let user = side(exchange.messages, Role::User);
+        let user_at = user.as_ref().map(|u| u.1);
         let assistant = side(exchange.messages, Role::Assistant);
         let mut trace = TurnTrace {
             turn_id: turn_id.clone(),
@@ -150,6 +170,7 @@ impl MemoryLoop {
             timings: Timings::default(),
             recorded: true,
             time: None,
+            layers: Vec::new(),
         };
         // The first side present is the input (an assistant-only exchange,
         // a proactive message, is judged as the assistant's).
@@ -185,6 +206,34 @@ impl MemoryLoop {
                 self.write_long_term(scope, exchange, &mut trace, &mut t);
             }
         }
+        if let Some(run) = trace_task(&trace)
+            .and_then(|task| run_of(task, tool_calls, None, user_at, Some(&turn_id)))
+        {
+            let s = Instant::now();
+            match self.memory.record_procedure(scope, run) {
+                Ok(w) => trace.writes.push(WriteEvent {
+                    id: w.id,
+                    memory: w.memory,
+                    event: w.event,
+                    kind: Kind::Procedure,
+                    previous_memory: None,
+                    reason: format!(
+                        "the exchange's {} tool call(s), as a run of the task ({})",
+                        tool_calls.len(),
+                        w.procedure.tally()
+                    ),
+                    role: None,
+                }),
+                Err(e) => trace.notes.push(format!(
+                    "the tool calls were not recorded as a procedure: {e}"
+                )),
+            }
+            t.write_long_term_us += micros(s);
+        } else if !tool_calls.is_empty() {
+            trace
+                .notes
+                .push("tool calls without a user message: no task to record them under".into());
+        }
         if !appended {
             trace.notes.push(format!(
                 "exchange {turn_id} was already recorded in this session: nothing appended again"
@@ -200,4 +249,9 @@ impl MemoryLoop {
             trace,
         })
     }
+}
+
+/// The task a recorded exchange's tool calls ran for: what the user said.
+fn trace_task(trace: &TurnTrace) -> Option<&str> {
+    Some(trace.query.as_str()).filter(|q| !q.trim().is_empty())
 }

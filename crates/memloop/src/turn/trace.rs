@@ -24,6 +24,10 @@ pub struct RetrievedMemory {
     /// Set when its claim was superseded: the current memory that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<Replacement>,
+    /// A procedure's ranking factors (similarity × success rate × recency),
+    /// in three-layer mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<crate::procedures::ProcedureScores>,
 }
 
 /// The gate's decision for one side of an exchange.
@@ -102,6 +106,10 @@ pub struct TurnTrace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<crate::TimeReading>,
     pub timings: Timings,
+    /// Three-layer mode: each section's share, budget, tokens and counts
+    /// (the memories of each are in `retrieved`, by `kind`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<super::LayerTrace>,
 }
 
 /// Whether the loop's events carry texts (queries, memories, reasons):

@@ -8,6 +8,7 @@ mod get;
 mod graph;
 mod index;
 mod pipeline;
+mod procedures;
 mod props;
 mod sessions;
 mod sides;

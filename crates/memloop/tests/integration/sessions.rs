@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use memloop::{InProcessBuffer, Kind, LoopConfig, MemoryLoop, RememberOptions, Scope};
+use memloop::{InProcessBuffer, Kind, Layers, LoopConfig, MemoryLoop, RememberOptions, Scope};
 
 const DAY: i64 = 86_400_000;
 
@@ -78,17 +78,22 @@ fn remembered_conversations_sit_where_they_were_said() {
 
 /// In a loop turn, "the last session" is the one before the session going
 /// on (which has started, but is not past): the turn's search keeps to it,
-/// and the trace says how the input was read.
+/// and the trace says how the input was read; in either layer mode.
 #[test]
 fn a_loop_turn_asking_about_the_last_session_recalls_that_session() {
+    for layers in [Layers::Two, Layers::Three] {
+        last_session_recalled(layers);
+    }
+}
+
+fn last_session_recalled(layers: Layers) {
     let dir = tempfile::tempdir().unwrap();
     let memory = Arc::new(crate::open(dir.path()));
-    let lp = MemoryLoop::new(
-        memory.clone(),
-        Arc::new(InProcessBuffer::new()),
-        LoopConfig::default(),
-    )
-    .unwrap();
+    let cfg = LoopConfig {
+        layers,
+        ..LoopConfig::default()
+    };
+    let lp = MemoryLoop::new(memory.clone(), Arc::new(InProcessBuffer::new()), cfg).unwrap();
     let now = memloop::now_millis();
     let talks = [
         ("s1", 21, "I am repainting the hallway a pale green."),
@@ -123,15 +128,15 @@ fn a_loop_turn_asking_about_the_last_session_recalls_that_session() {
         .unwrap()
         .1;
     let time = out.time.as_ref().expect("the input's time was read");
-    assert_eq!(time.session.as_deref(), Some("s3"), "{time:?}");
-    assert!(!out.retrieved.is_empty(), "{out:?}");
+    assert_eq!(time.session.as_deref(), Some("s3"), "{layers:?}: {time:?}");
+    assert!(!out.retrieved.is_empty(), "{layers:?}: {out:?}");
     for m in &out.retrieved {
         let rec = memory.get(&m.id).unwrap();
         assert_eq!(rec.scope.session_id.as_deref(), Some("s3"), "{}", m.memory);
     }
     // Without a time in the words, nothing is read and the search is whole.
     let plain = lp.context(&today, "What do I want to bake?").unwrap().1;
-    assert!(plain.time.is_none(), "{:?}", plain.time);
+    assert!(plain.time.is_none(), "{layers:?}: {:?}", plain.time);
     assert!(plain
         .retrieved
         .iter()
