@@ -220,7 +220,8 @@ impl PgStore {
 
     pub(crate) fn stats(&self) -> Result<Stats> {
         self.tx(Tenancy::All, |tx| {
-            let one = |tx: &mut Tx<'_>, sql: &str| -> Result<i64> { Ok(tx.query_one(sql, &[])?.get(0)) };
+            let one =
+                |tx: &mut Tx<'_>, sql: &str| -> Result<i64> { Ok(tx.query_one(sql, &[])?.get(0)) };
             let memories = one(tx, "SELECT count(*) FROM memories")?;
             let now = self.now();
             let row = tx.query_one(
@@ -234,7 +235,8 @@ impl PgStore {
             let database_bytes = one(
                 tx,
                 "SELECT (pg_total_relation_size('memories') + pg_total_relation_size('history') \
-                 + pg_total_relation_size('outbox') + pg_total_relation_size('term_stats'))::bigint",
+                 + pg_total_relation_size('outbox') + pg_total_relation_size('term_stats') \
+                 + pg_total_relation_size('postings'))::bigint",
             )?;
             let schema_version = one(tx, "SELECT version FROM memloop_schema")?;
             let mut by_kind = HashMap::new();

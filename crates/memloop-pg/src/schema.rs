@@ -148,7 +148,76 @@ CREATE TRIGGER memories_keep_stats
     .iter()
     .map(|t| rls(t))
     .collect::<String>();
-    vec![first]
+    vec![first, postings() + &rls("postings")]
+}
+
+/// Version 2: postings. Keyword search read every matching row's tsvector
+/// and scored it (31 ms for the 2,470 rows an OR query of common words
+/// matched among 8,880, docs/benchmarks.md); each current memory's terms as
+/// rows of their own, with what BM25 needs in the index, let it read only
+/// the query's terms' entries. Kept by the statistics trigger, so every
+/// write path (and a purge, gc, an import) keeps them without knowing.
+fn postings() -> String {
+    r#"
+SELECT set_config('memloop.all_tenants', 'on', true);
+-- One row per term of each current memory: its frequency in the text
+-- (weight A) and in the context (weight B, weighed at search time by
+-- `context_weight`), with the memory's length and expiry, so the keyword
+-- search is an index-only scan of the query's terms.
+CREATE TABLE postings (
+    partition text NOT NULL,
+    term text NOT NULL,
+    rid bigint NOT NULL,
+    tenant text NOT NULL,
+    tf_text real NOT NULL,
+    tf_context real NOT NULL,
+    doc_len real NOT NULL,
+    expires_at bigint,
+    PRIMARY KEY (partition, term, rid) INCLUDE (tenant, tf_text, tf_context, doc_len, expires_at)
+);
+INSERT INTO postings (partition, term, rid, tenant, tf_text, tf_context, doc_len, expires_at)
+    SELECT m.partition, x.lexeme, m.rid, m.tenant,
+           (SELECT count(*) FILTER (WHERE w = 'A') FROM unnest(x.weights) AS w),
+           (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(x.weights) AS w),
+           m.doc_len, m.expires_at
+    FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS x
+    WHERE m.valid_until IS NULL;
+
+CREATE OR REPLACE FUNCTION memloop_keep_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.valid_until IS NULL THEN
+        UPDATE partition_stats SET docs = docs - 1, total_len = total_len - OLD.doc_len
+            WHERE partition = OLD.partition;
+        UPDATE term_stats SET df = df - 1
+            WHERE partition = OLD.partition AND term IN (SELECT lexeme FROM unnest(OLD.tsv));
+        DELETE FROM postings
+            WHERE partition = OLD.partition AND term IN (SELECT lexeme FROM unnest(OLD.tsv))
+              AND rid = OLD.rid;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.valid_until IS NULL THEN
+        INSERT INTO partition_stats (partition, tenant, docs, total_len)
+            VALUES (NEW.partition, NEW.tenant, 1, NEW.doc_len)
+            ON CONFLICT (partition) DO UPDATE
+            SET docs = partition_stats.docs + 1, total_len = partition_stats.total_len + EXCLUDED.total_len;
+        INSERT INTO term_stats (partition, tenant, term, df)
+            SELECT NEW.partition, NEW.tenant, lexeme, 1 FROM unnest(NEW.tsv) ORDER BY lexeme
+            ON CONFLICT (partition, term) DO UPDATE SET df = term_stats.df + 1;
+        INSERT INTO postings (partition, term, rid, tenant, tf_text, tf_context, doc_len, expires_at)
+            SELECT NEW.partition, x.lexeme, NEW.rid, NEW.tenant,
+                   (SELECT count(*) FILTER (WHERE w = 'A') FROM unnest(x.weights) AS w),
+                   (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(x.weights) AS w),
+                   NEW.doc_len, NEW.expires_at
+            FROM unnest(NEW.tsv) AS x;
+    END IF;
+    RETURN NULL;
+END $$;
+-- A new expiry is a posting's too.
+DROP TRIGGER memories_keep_stats ON memories;
+CREATE TRIGGER memories_keep_stats
+    AFTER INSERT OR DELETE OR UPDATE OF tsv, doc_len, valid_until, expires_at ON memories
+    FOR EACH ROW EXECUTE FUNCTION memloop_keep_stats();
+"#
+    .to_string()
 }
 
 /// Brings the schema up to date, in one transaction under the migration lock.

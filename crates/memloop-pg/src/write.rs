@@ -346,9 +346,10 @@ impl PgStore {
         })?;
         if purge && report.memories_deleted > 0 {
             // Deleted rows stay in the table files until vacuumed; the
-            // vacuum also drops their vectors from the HNSW index.
+            // vacuum also drops their vectors from the HNSW index, and
+            // their terms from the postings.
             let mut conn = self.pool.get()?;
-            conn.batch("VACUUM memories, history")?;
+            conn.batch("VACUUM memories, history, postings")?;
         }
         Ok(report)
     }

@@ -264,6 +264,60 @@ pub fn search_ranks_keyword_and_vector_matches(b: &dyn Backend) {
     assert!(search(s.as_ref(), SearchQuery::new(Scope::user("bob"), "cat")).is_empty());
 }
 
+/// The keyword signal is BM25 (k1 1.2, b 0.75) of the counted terms, the
+/// same number on both backends, and it follows deletes and expiry: the
+/// PostgreSQL store reads it from postings its trigger keeps, the embedded
+/// one from its in-memory index.
+pub fn keyword_scores_are_bm25_of_the_counted_terms(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    let short = text(s.as_ref(), &a, "apple banana");
+    text(s.as_ref(), &a, "apple apple cherry");
+    text(s.as_ref(), &a, "banana");
+    let bm25 = |s: &dyn LongTermStore| -> Vec<(String, f32)> {
+        let q = SearchQuery {
+            vector_weight: 0.0,
+            ..SearchQuery::new(alice(), "apple")
+        };
+        s.search(&q, &vector(&q.text))
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.record.text, h.scores.bm25.unwrap_or(-1.0)))
+            .collect()
+    };
+    // term score: tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len / avg len)),
+    // times ln(1 + (docs - df + 0.5) / (df + 0.5)).
+    let idf = |docs: f32, df: f32| (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
+    let tf = |tf: f32, len: f32, avg: f32| tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len / avg));
+    let close = |got: &[(String, f32)], want: &[(&str, f32)]| {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for ((t, g), (wt, w)) in got.iter().zip(want) {
+            assert_eq!(t, wt, "{got:?}");
+            assert!((g - w).abs() < 1e-4, "{t}: bm25 {g}, expected {w}");
+        }
+    };
+    let (docs, avg) = (3.0, 2.0);
+    close(
+        &bm25(s.as_ref()),
+        &[
+            ("apple apple cherry", idf(docs, 2.0) * tf(2.0, 3.0, avg)),
+            ("apple banana", idf(docs, 2.0) * tf(1.0, 2.0, avg)),
+        ],
+    );
+    // Deleted: out of the results and of the statistics.
+    s.delete("default", &short, None).unwrap();
+    close(
+        &bm25(s.as_ref()),
+        &[("apple apple cherry", idf(2.0, 1.0) * tf(2.0, 3.0, 2.0))],
+    );
+    // Expired: out of the results before the cut.
+    let mut m = NewMemory::text("apple pie");
+    m.expires_at = Some(now_millis() - 1);
+    add(s.as_ref(), &a, m);
+    let found = bm25(s.as_ref());
+    assert!(found.iter().all(|(t, _)| t != "apple pie"), "{found:?}");
+}
+
 pub fn search_filters_and_narrowing(b: &dyn Backend) {
     let s = b.handle();
     let a = alice();

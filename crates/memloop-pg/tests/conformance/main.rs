@@ -35,6 +35,7 @@ conformance!(
     crud_and_history,
     list_filters_kinds_and_narrowing,
     search_ranks_keyword_and_vector_matches,
+    keyword_scores_are_bm25_of_the_counted_terms,
     search_filters_and_narrowing,
     supersession_is_single_and_marks_evidence,
     concurrent_supersessions_leave_one_current,
