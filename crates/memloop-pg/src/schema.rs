@@ -148,7 +148,44 @@ CREATE TRIGGER memories_keep_stats
     .iter()
     .map(|t| rls(t))
     .collect::<String>();
-    vec![first, postings() + &rls("postings")]
+    vec![first, postings() + &rls("postings"), bulk_deletes()]
+}
+
+/// Version 3: a DELETE of many rows (a purge, gc's batches) keeps the
+/// statistics and postings once per statement, from the deleted rows as a
+/// set. Row by row, each deleted memory updated the same `term_stats` rows
+/// again inside one transaction, every update adding a version the next
+/// had to step over: a purge of 100,000 memories had not finished after 8
+/// minutes. Inserts and updates stay row by row (the trigger of version 2).
+fn bulk_deletes() -> String {
+    r#"
+CREATE FUNCTION memloop_forget_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE partition_stats s SET docs = s.docs - g.docs, total_len = s.total_len - g.len
+        FROM (SELECT partition, count(*) AS docs, sum(doc_len) AS len
+              FROM gone WHERE valid_until IS NULL GROUP BY partition) g
+        WHERE s.partition = g.partition;
+    UPDATE term_stats t SET df = t.df - g.n
+        FROM (SELECT gone.partition, x.lexeme AS term, count(*) AS n
+              FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
+              WHERE gone.valid_until IS NULL GROUP BY 1, 2) g
+        WHERE t.partition = g.partition AND t.term = g.term;
+    DELETE FROM postings p
+        USING (SELECT gone.partition, x.lexeme AS term, gone.rid
+               FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
+               WHERE gone.valid_until IS NULL) g
+        WHERE p.partition = g.partition AND p.term = g.term AND p.rid = g.rid;
+    RETURN NULL;
+END $$;
+DROP TRIGGER memories_keep_stats ON memories;
+CREATE TRIGGER memories_keep_stats
+    AFTER INSERT OR UPDATE OF tsv, doc_len, valid_until, expires_at ON memories
+    FOR EACH ROW EXECUTE FUNCTION memloop_keep_stats();
+CREATE TRIGGER memories_forget_stats
+    AFTER DELETE ON memories REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION memloop_forget_stats();
+"#
+    .to_string()
 }
 
 /// Version 2: postings. Keyword search read every matching row's tsvector

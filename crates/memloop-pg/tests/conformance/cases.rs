@@ -316,6 +316,14 @@ pub fn keyword_scores_are_bm25_of_the_counted_terms(b: &dyn Backend) {
     add(s.as_ref(), &a, m);
     let found = bm25(s.as_ref());
     assert!(found.iter().all(|(t, _)| t != "apple pie"), "{found:?}");
+    // Purged: the statistics forget every row, so a new start counts anew.
+    s.forget(&a, true).unwrap();
+    text(s.as_ref(), &a, "apple banana");
+    text(s.as_ref(), &a, "banana");
+    close(
+        &bm25(s.as_ref()),
+        &[("apple banana", idf(2.0, 1.0) * tf(1.0, 2.0, 1.5))],
+    );
 }
 
 pub fn search_filters_and_narrowing(b: &dyn Backend) {
