@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::socket::start;
+use crate::socket::start_keyed;
 use crate::*;
 
 fn client_dir() -> PathBuf {
@@ -25,14 +25,7 @@ async fn mem0s_python_client_works_against_the_server() {
         "Mem0's client is not installed in {}: run scripts/fetch-mem0-client.sh",
         dir.display()
     );
-    let mut run = start(
-        ServerConfig {
-            api_keys: keys_ab(),
-            ..ServerConfig::default()
-        },
-        None,
-    )
-    .await;
+    let mut run = start_keyed().await;
     let home = tempfile::tempdir().unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mem0/client_check.py");
     let host = format!("http://{}", run.addr);

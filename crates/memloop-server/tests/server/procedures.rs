@@ -1,22 +1,14 @@
 //! `POST /v1/procedures` and `/v1/procedures/search` over a real socket,
 //! and tool calls of a recorded exchange becoming a procedure.
 
-use memloop_server::ServerConfig;
 use serde_json::json;
 
-use crate::socket::{bearer, http, start};
-use crate::{keys_ab, KEY_A, KEY_B};
+use crate::socket::{bearer, http, start_keyed};
+use crate::{KEY_A, KEY_B};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_merge_and_are_found_with_pitfalls_in_the_callers_tenant() {
-    let run = start(
-        ServerConfig {
-            api_keys: keys_ab(),
-            ..ServerConfig::default()
-        },
-        None,
-    )
-    .await;
+    let run = start_keyed().await;
     let addr = run.addr;
     let failure = json!({"user_id": "ops", "task": "deploy the web app", "outcome": "failure",
         "steps": [{"tool": "shell", "args": "npm run deploy", "ok": false, "error": "EACCES"}],
@@ -123,14 +115,7 @@ async fn runs_merge_and_are_found_with_pitfalls_in_the_callers_tenant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_exchange_with_openai_tool_calls_is_a_procedure() {
-    let run = start(
-        ServerConfig {
-            api_keys: keys_ab(),
-            ..ServerConfig::default()
-        },
-        None,
-    )
-    .await;
+    let run = start_keyed().await;
     let body = json!({"user_id": "dev", "run_id": "s1", "turn_id": "t1", "messages": [
         {"role": "user", "content": "rotate the staging TLS certificate"},
         {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",

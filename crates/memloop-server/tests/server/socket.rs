@@ -19,6 +19,18 @@ pub struct Running {
     pub server: TestServer,
 }
 
+/// A server whose two keys, `KEY_A` and `KEY_B`, are two tenants, without an LLM.
+pub async fn start_keyed() -> Running {
+    start(
+        ServerConfig {
+            api_keys: keys_ab(),
+            ..ServerConfig::default()
+        },
+        None,
+    )
+    .await
+}
+
 pub async fn start(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> Running {
     let server = server_with(config, llm);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -95,14 +107,7 @@ fn assert_error_body(r: &Reply, status: u16, code: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_keys_two_tenants_over_a_socket() {
-    let run = start(
-        ServerConfig {
-            api_keys: keys_ab(),
-            ..ServerConfig::default()
-        },
-        None,
-    )
-    .await;
+    let run = start_keyed().await;
     let addr = run.addr;
 
     let added = http(
