@@ -2,9 +2,9 @@
 //! and a slice of the LoCoMo dev split when it is beside the repository.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
-
+mod common;
 mod pg_common;
+use common::Store;
 use pg_common::{server_url, Database};
 
 fn eval(args: &[&str]) -> serde_json::Value {
@@ -13,26 +13,12 @@ fn eval(args: &[&str]) -> serde_json::Value {
 
 /// `memloop eval` on the embedded store, or on PostgreSQL at `store`.
 fn eval_on(store: Option<&str>, args: &[&str]) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memloop"));
-    if let Some(url) = store {
-        cmd.arg("--store").arg(url);
-    }
-    let out = cmd
-        .env_remove("MEMLOOP_STORE")
-        .arg("--data-dir")
-        .arg(dir.path())
-        .arg("--json")
-        .arg("eval")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all: Vec<&str> = store.map_or_else(Vec::new, |url| vec!["--store", url]);
+    all.extend(["--json", "eval"]);
+    all.extend(args);
+    let out = Store::new().run(&all);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
 }
 
 #[test]
@@ -206,17 +192,7 @@ fn the_eval_runs_on_postgres_alike_and_cleans_up() {
     };
     assert_eq!(count("memories"), 0, "the eval's memories were not purged");
     assert_eq!(count("history"), 0, "the eval's history was not purged");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_memloop"))
-        .args(["--store", &db.url, "--data-dir"])
-        .arg(dir.path())
-        .args(["add", "--user", "u", "one memory"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Store::new().run(&["--store", &db.url, "add", "--user", "u", "one memory"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(count("memories"), 1);
 }

@@ -202,7 +202,8 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             (args.context, args.context_weight),
             &mut skips.split_turns,
         )?;
-        let defaults = SearchQuery::new(run.scope(&conv.id), "");
+        let scope = run.scope(&conv.id);
+        let defaults = SearchQuery::new(scope.clone(), "");
         let weights = (
             args.vector_weight.unwrap_or(defaults.vector_weight),
             args.keyword_weight.unwrap_or(defaults.keyword_weight),
@@ -210,7 +211,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         );
         ask(
             out,
-            (&memory, &run.scope(&conv.id)),
+            (&memory, &scope),
             &embedder,
             conv,
             weights,
@@ -219,7 +220,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             &mut answers,
             &mut latencies,
         )?;
-        run.clean(&memory, &run.scope(&conv.id))?;
+        run.clean(&memory, &scope)?;
     }
     let mut report = summarize(&answers[0]);
     report["baselines"] = json!({
