@@ -155,6 +155,16 @@ impl EmbeddedStore {
             }
         }
         tx.commit().map_err(sql_err)?;
+        drop(conn);
+        let mut written: std::collections::BTreeMap<String, usize> = Default::default();
+        for (r, _) in &batch.memories {
+            if let Ok(p) = r.scope.partition() {
+                *written.entry(p).or_default() += 1;
+            }
+        }
+        for (partition, rows) in written {
+            self.keep_current(&partition, rows);
+        }
         Ok(report)
     }
 }

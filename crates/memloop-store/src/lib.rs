@@ -55,6 +55,7 @@ pub use memloop_longterm::{
 };
 
 use access::AccessLog;
+pub use partition::IndexStatus;
 use partition::PartitionIndex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use memloop_core::text::Analyzer;
-use memloop_core::Result;
+use memloop_core::{Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
@@ -14,6 +14,22 @@ use crate::keyword::KeywordIndex;
 use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
+
+/// A write batch of at least this many rows loads its partition's index
+/// (see `keep_current`): the size of an import's batch, not of a turn's.
+pub(crate) const LOAD_FROM_BATCH: usize = 100;
+
+/// A loaded partition index, as [`EmbeddedStore::index_status`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// Vectors in the index.
+    pub vectors: usize,
+    /// True for an HNSW graph, false for the exact scan.
+    pub hnsw: bool,
+    /// Log entries (of any partition) committed after the index last caught
+    /// up: what the next search would apply first if they are this one's.
+    pub behind: i64,
+}
 
 /// What the indexes hold of a current row.
 struct CurrentRow {
@@ -182,6 +198,41 @@ impl EmbeddedStore {
         }
         drop(p);
         Ok(part)
+    }
+
+    /// After this process committed `rows` changes to `partition`: a loaded
+    /// index catches up at once, so the next search finds nothing to apply
+    /// (after a bulk import, neither the catch-up nor the HNSW graph falls
+    /// on it); an index not loaded is loaded for a batch of at least
+    /// [`LOAD_FROM_BATCH`] rows (an import keeps it current from its first
+    /// batch) and otherwise left to the first search (a one-off add to a
+    /// large partition does not pay the load). The write is committed
+    /// whatever happens here: a failure is logged and the next search
+    /// catches up instead.
+    pub(crate) fn keep_current(&self, partition: &str, rows: usize) {
+        let loaded = lock(&self.partitions).contains_key(partition);
+        if !loaded && rows < LOAD_FROM_BATCH {
+            return;
+        }
+        if let Err(e) = self.partition_index(partition) {
+            tracing::warn!(error = %e, "index catch-up after a write failed; the next search retries it");
+        }
+    }
+
+    /// What this process holds in memory of a scope's partition index:
+    /// None when it is not loaded (the next search loads it).
+    pub fn index_status(&self, scope: &Scope) -> Result<Option<IndexStatus>> {
+        let partition = scope.partition()?;
+        let Some(part) = lock(&self.partitions).get(&partition).cloned() else {
+            return Ok(None);
+        };
+        let latest = max_seq(&self.conn())?;
+        let p = read(&part);
+        Ok(Some(IndexStatus {
+            vectors: p.vectors.len(),
+            hnsw: p.vectors.is_ann(),
+            behind: (latest - p.applied_seq).max(0),
+        }))
     }
 
     fn load_partition(&self, conn: &Connection, partition: &str) -> Result<PartitionIndex> {
@@ -369,21 +420,23 @@ impl EmbeddedStore {
         partition: &str,
         from: i64,
     ) -> Result<()> {
-        for (row, current) in Self::changed_rows(conn, partition, from)? {
-            p.remove(row)?;
+        let changed = Self::changed_rows(conn, partition, from)?;
+        let mut vectors = Vec::with_capacity(changed.len());
+        for (row, current) in &changed {
+            p.remove(*row)?;
             if let Some(c) = current {
-                p.vectors.insert(row, &c.vector)?;
-                p.expiry.set(row, c.expires_at);
+                vectors.push((*row, c.vector.as_slice()));
+                p.expiry.set(*row, c.expires_at);
                 self.index_keywords(
                     &mut p.keywords,
-                    row,
+                    *row,
                     &c.text,
                     c.context.as_deref(),
                     c.speaker.as_deref(),
                 );
             }
         }
-        Ok(())
+        p.vectors.insert_many(&vectors)
     }
 
     pub(crate) fn apply_log_vectors_only(
@@ -393,13 +446,15 @@ impl EmbeddedStore {
         partition: &str,
         from: i64,
     ) -> Result<()> {
-        for (row, current) in Self::changed_rows(conn, partition, from)? {
-            p.vectors.remove(row)?;
+        let changed = Self::changed_rows(conn, partition, from)?;
+        let mut vectors = Vec::with_capacity(changed.len());
+        for (row, current) in &changed {
+            p.vectors.remove(*row)?;
             if let Some(c) = current {
-                p.vectors.insert(row, &c.vector)?;
+                vectors.push((*row, c.vector.as_slice()));
             }
         }
-        Ok(())
+        p.vectors.insert_many(&vectors)
     }
 
     /// A saved HNSW index of this partition and the seq it reflects, if usable.

@@ -21,6 +21,13 @@ impl EmbeddedStore {
     fn located<T>(&self, r: Result<T>) -> Result<T> {
         r.map_err(|e| e.in_dir(&self.dir))
     }
+
+    /// Catches the written record's partition up, if it is loaded.
+    fn keep_record_current(&self, record: &MemoryRecord) {
+        if let Ok(partition) = record.scope.partition() {
+            self.keep_current(&partition, 1);
+        }
+    }
 }
 
 impl LongTermStore for EmbeddedStore {
@@ -41,7 +48,12 @@ impl LongTermStore for EmbeddedStore {
         scope: &Scope,
         items: Vec<(NewMemory, Vec<f32>)>,
     ) -> Result<Vec<(MemoryRecord, Event)>> {
-        self.located(EmbeddedStore::insert(self, scope, items))
+        let rows = items.len();
+        let out = self.located(EmbeddedStore::insert(self, scope, items))?;
+        if let Ok(partition) = scope.partition() {
+            self.keep_current(&partition, rows);
+        }
+        Ok(out)
     }
 
     fn update(
@@ -50,11 +62,15 @@ impl LongTermStore for EmbeddedStore {
         id: &str,
         change: MemoryUpdate,
     ) -> Result<(MemoryRecord, String)> {
-        self.located(EmbeddedStore::update(self, tenant, id, change))
+        let out = self.located(EmbeddedStore::update(self, tenant, id, change))?;
+        self.keep_record_current(&out.0);
+        Ok(out)
     }
 
     fn delete(&self, tenant: &str, id: &str, reason: Option<&str>) -> Result<MemoryRecord> {
-        self.located(EmbeddedStore::delete(self, tenant, id, reason))
+        let out = self.located(EmbeddedStore::delete(self, tenant, id, reason))?;
+        self.keep_record_current(&out);
+        Ok(out)
     }
 
     fn supersede(
@@ -64,7 +80,9 @@ impl LongTermStore for EmbeddedStore {
         new: (NewMemory, Vec<f32>),
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
-        self.located(EmbeddedStore::supersede(self, scope, old_id, new, reason))
+        let out = self.located(EmbeddedStore::supersede(self, scope, old_id, new, reason))?;
+        self.keep_record_current(&out.1);
+        Ok(out)
     }
 
     fn touch(&self, tenant: &str, ids: &[&str]) -> Result<()> {

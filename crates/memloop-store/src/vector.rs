@@ -120,6 +120,39 @@ impl VectorIndex {
         }
     }
 
+    /// Inserts (or replaces) many rows at once: into an HNSW graph on every
+    /// core when there are enough of them to pay for the threads (a bulk
+    /// import's batch), one by one otherwise.
+    pub fn insert_many(&mut self, items: &[(i64, &[f32])]) -> Result<()> {
+        const PARALLEL_FROM: usize = 64;
+        let VectorIndex::Ann(a) = self else {
+            return items.iter().try_for_each(|(row, v)| self.insert(*row, v));
+        };
+        if items.len() < PARALLEL_FROM {
+            return items.iter().try_for_each(|(row, v)| self.insert(*row, v));
+        }
+        let dim = a.index.dimensions();
+        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != dim) {
+            return Err(ann_err(format!(
+                "vector of {} dimensions, index has {dim}",
+                v.len()
+            )));
+        }
+        for (row, _) in items {
+            if a.index.contains(*row as u64) {
+                a.index.remove(*row as u64).map_err(ann_err)?;
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let needed = a.index.size() + items.len();
+        if needed > a.index.capacity() {
+            a.index
+                .reserve_capacity_and_threads(needed.max(a.index.capacity() * 2), threads)
+                .map_err(ann_err)?;
+        }
+        add_concurrently(&a.index, items, threads, &|_, _| {})
+    }
+
     pub fn remove(&mut self, row: i64) -> Result<()> {
         match self {
             VectorIndex::Flat(f) => {
@@ -188,39 +221,21 @@ impl VectorIndex {
         items: &[(i64, Vec<f32>)],
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<VectorIndex> {
+        let borrowed: Vec<(i64, &[f32])> = items.iter().map(|(r, v)| (*r, v.as_slice())).collect();
+        VectorIndex::build_ann_from(dim, &borrowed, progress)
+    }
+
+    fn build_ann_from(
+        dim: usize,
+        items: &[(i64, &[f32])],
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<VectorIndex> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
         index
             .reserve_capacity_and_threads(items.len().max(1024), threads)
             .map_err(ann_err)?;
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let chunk = items.len().div_ceil(threads).max(1);
-        let results: Vec<Result<()>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = items
-                .chunks(chunk)
-                .map(|part| {
-                    let (index, done) = (&index, &done);
-                    scope.spawn(move || {
-                        for (row, v) in part {
-                            index.add(*row as u64, v).map_err(ann_err)?;
-                            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                            if n % 1000 == 0 {
-                                progress(n, items.len());
-                            }
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(ann_err("an index build thread panicked")))
-                })
-                .collect()
-        });
-        results.into_iter().collect::<Result<Vec<()>>>()?;
+        add_concurrently(&index, items, threads, progress)?;
         progress(items.len(), items.len());
         Ok(VectorIndex::Ann(Ann { index }))
     }
@@ -228,13 +243,14 @@ impl VectorIndex {
     /// Turns an exact index into an HNSW one (when a partition outgrows the threshold).
     pub fn promote(&mut self) -> Result<()> {
         if let VectorIndex::Flat(f) = self {
-            let items: Vec<(i64, Vec<f32>)> = f
+            let items: Vec<(i64, &[f32])> = f
                 .rows
                 .iter()
-                .enumerate()
-                .map(|(i, &r)| (r, f.data[i * f.dim..(i + 1) * f.dim].to_vec()))
+                .copied()
+                .zip(f.data.chunks_exact(f.dim.max(1)))
                 .collect();
-            *self = VectorIndex::build_ann(f.dim, &items, &|_, _| {})?;
+            let ann = VectorIndex::build_ann_from(f.dim, &items, &|_, _| {})?;
+            *self = ann;
         }
         Ok(())
     }
@@ -254,6 +270,45 @@ impl VectorIndex {
         }
         Ok(VectorIndex::Ann(Ann { index }))
     }
+}
+
+/// Adds items to an HNSW graph from `threads` threads (usearch accepts
+/// concurrent adds once capacity and threads are reserved), reporting
+/// progress every thousand.
+fn add_concurrently(
+    index: &Index,
+    items: &[(i64, &[f32])],
+    threads: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<()> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                let done = &done;
+                scope.spawn(move || {
+                    for (row, v) in part {
+                        index.add(*row as u64, v).map_err(ann_err)?;
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        if n.is_multiple_of(1000) {
+                            progress(n, items.len());
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(ann_err("an index build thread panicked")))
+            })
+            .collect()
+    });
+    results.into_iter().collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,100 @@
+//! No wait after an import: a write batch keeps its partition's index
+//! current (loading it from an import's first batch, growing the HNSW graph
+//! as rows arrive), so the search right after an import has nothing to
+//! catch up or build; single writes catch a loaded index up and leave an
+//! unloaded one alone; the graph answers as an exact scan would and is
+//! saved for the next open.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use memloop_core::{EmbedderInfo, NewMemory, Scope};
+use memloop_store::{EmbeddedStore, LongTermStore, SearchQuery, StoreOptions};
+
+const DIMS: usize = 32;
+
+fn info() -> EmbedderInfo {
+    EmbedderInfo {
+        model_id: "test-hash".into(),
+        dimensions: DIMS,
+    }
+}
+
+/// A deterministic unit vector per seed.
+fn vector(seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let v: Vec<f32> = (0..DIMS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+    v.iter().map(|a| a / norm).collect()
+}
+
+fn open(dir: &Path) -> EmbeddedStore {
+    let options = StoreOptions::default().with_ann_threshold(300);
+    EmbeddedStore::open(dir, info(), options).unwrap()
+}
+
+fn batch(from: u64, n: u64) -> Vec<(NewMemory, Vec<f32>)> {
+    (from..from + n)
+        .map(|i| (NewMemory::text(format!("note number {i}")), vector(i)))
+        .collect()
+}
+
+fn dense(scope: &Scope) -> SearchQuery {
+    let mut q = SearchQuery::new(scope.clone(), "");
+    q.keyword_weight = 0.0;
+    q.top_k = 5;
+    q
+}
+
+#[test]
+fn an_import_leaves_nothing_for_the_first_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let scope = Scope::user("importer");
+    assert_eq!(store.index_status(&scope).unwrap(), None);
+    for b in 0..6 {
+        store.insert(&scope, batch(b * 200, 200)).unwrap();
+        let status = store
+            .index_status(&scope)
+            .unwrap()
+            .expect("loaded by the batch");
+        assert_eq!(status.behind, 0, "after batch {b}");
+        assert_eq!(status.vectors, (b as usize + 1) * 200);
+        assert_eq!(status.hnsw, (b + 1) * 200 >= 300, "after batch {b}");
+    }
+    // The graph grown batch by batch (on several threads) answers as exact search.
+    for i in [0u64, 299, 650, 1199] {
+        let hits = store.search(&dense(&scope), &vector(i)).unwrap();
+        assert_eq!(hits[0].record.text, format!("note number {i}"));
+    }
+    // A single write keeps a loaded index current.
+    let one = store.insert(&scope, batch(5000, 1)).unwrap();
+    assert_eq!(store.index_status(&scope).unwrap().unwrap().behind, 0);
+    store.delete("default", &one[0].0.id, None).unwrap();
+    let status = store.index_status(&scope).unwrap().unwrap();
+    assert_eq!((status.behind, status.vectors), (0, 1200));
+    // ...and leaves an unloaded partition to its first search.
+    let other = Scope::user("someone-else");
+    store.insert(&other, batch(9000, 3)).unwrap();
+    assert_eq!(store.index_status(&other).unwrap(), None);
+    let hits = store.search(&dense(&other), &vector(9001)).unwrap();
+    assert_eq!(hits[0].record.text, "note number 9001");
+    // The graph is saved at close, and the next open restores it.
+    drop(store);
+    assert!(std::fs::read_dir(dir.path().join("index"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.path().extension().is_some_and(|x| x == "usearch")));
+    let store = open(dir.path());
+    let hits = store.search(&dense(&scope), &vector(777)).unwrap();
+    assert_eq!(hits[0].record.text, "note number 777");
+    let status = store.index_status(&scope).unwrap().unwrap();
+    assert!(status.hnsw && status.vectors == 1200);
+}
