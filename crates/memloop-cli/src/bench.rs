@@ -61,9 +61,20 @@ pub struct BenchArgs {
     /// eval format, for `memloop eval jsonl`) to this file and exit.
     #[arg(long)]
     write_long_jsonl: Option<PathBuf>,
+    /// Users of 100 memories each in the cold-partition figure (each
+    /// user's first search after a reopen; 0: skip it).
+    #[arg(long, default_value_t = 200)]
+    cold_users: usize,
+    /// Near-duplicate chat memories (real embeddings) in the HNSW recall
+    /// figure (0: skip it; 100000 embeds for about two minutes).
+    #[arg(long, default_value_t = 0)]
+    near_duplicates: usize,
+    /// Keep the near-duplicates' vectors in this file and reuse them.
+    #[arg(long)]
+    near_duplicates_vectors: Option<PathBuf>,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -72,7 +83,10 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// p50 and p99 in milliseconds of `n` runs of `f`.
-fn latency(n: usize, mut f: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<(f64, f64)> {
+pub(crate) fn latency(
+    n: usize,
+    mut f: impl FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<(f64, f64)> {
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let t = Instant::now();
@@ -128,6 +142,8 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     if !a.skip_embedding {
         report["embedding"] = bench_embedding(&embedder, &texts)?;
         print_embedding(out, &report["embedding"]);
+        report["embedding_kernels"] = crate::bench_kernels::bench_kernels(config, &texts)?;
+        crate::bench_kernels::print_kernels(out, &report["embedding_kernels"]);
     }
     let tmp;
     let work = match &a.work_dir {
@@ -184,6 +200,27 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         )?;
         print_long(out, &fig);
         report["long"] = fig;
+    }
+    if a.cold_users > 0 {
+        let fig = crate::bench_cold::bench_cold(
+            out,
+            &embedder,
+            (&run, &work.join("store-cold")),
+            a.cold_users,
+        )?;
+        crate::bench_cold::print_cold(out, &fig);
+        report["cold"] = fig;
+    }
+    if a.near_duplicates > 0 {
+        let fig = crate::bench_near::bench_near_duplicates(
+            out,
+            &embedder,
+            (&run, &work.join("store-near")),
+            (a.near_duplicates, a.queries),
+            a.near_duplicates_vectors.as_deref(),
+        )?;
+        crate::bench_near::print_near_duplicates(out, &fig);
+        report["near_duplicates"] = fig;
     }
     if a.large {
         let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;
@@ -275,12 +312,12 @@ fn print_embedding(out: &Output, v: &Value) {
     );
 }
 
-fn f(v: &Value, key: &str) -> f64 {
+pub(crate) fn f(v: &Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or(f64::NAN)
 }
 
 /// A pool of real embeddings that the synthetic vectors mix.
-fn vector_pool(e: &MiniLmEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+pub(crate) fn vector_pool(e: &MiniLmEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
     let texts = sentences(7, n);
     let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
     Ok(e.embed_batch(&strs)?)

@@ -4,18 +4,33 @@
 
 use std::sync::Arc;
 
-use memloop::{Config, EmbedderConfig, MiniLmEmbedder};
+use memloop::{Config, EmbedderConfig, GemmPath, MiniLmEmbedder};
 
 /// Loads all-MiniLM-L6-v2 from the configured model directory with the
 /// configured threads; `command` names the caller in the error.
 pub fn load(config: &Config, command: &str) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+    load_on(config, command, None)
+}
+
+/// As `load`, its matrix products on `gemm` (None: the fastest kernel, or
+/// the one `MEMLOOP_GEMM` names).
+pub fn load_on(
+    config: &Config,
+    command: &str,
+    gemm: Option<GemmPath>,
+) -> anyhow::Result<Arc<MiniLmEmbedder>> {
     let (dir, threads) = match &config.embedder {
         EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
         _ => anyhow::bail!(
             "{command} measures the local embedder; remove the remote embedder from the config"
         ),
     };
-    let mut e = MiniLmEmbedder::locate_and_load(dir.as_deref())?;
+    let mut e = match gemm {
+        None => MiniLmEmbedder::locate_and_load(dir.as_deref())?,
+        Some(path) => {
+            MiniLmEmbedder::load_with_gemm(&memloop::locate_model_dir(dir.as_deref())?, path)?
+        }
+    };
     if let Some(t) = threads {
         e = e.with_threads(t);
     }

@@ -1,6 +1,9 @@
 //! The `memloop` command line.
 
 mod bench;
+mod bench_cold;
+mod bench_kernels;
+mod bench_near;
 mod chat;
 mod commands;
 mod corpus;

@@ -65,6 +65,10 @@ fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// Stems already computed, word to stem (see [`Analyzer::terms_memo`]).
+#[derive(Default)]
+pub struct StemMemo(std::collections::HashMap<String, String>);
+
 /// The keyword analyser: lower-case alphanumeric words, stop words dropped,
 /// English Snowball stems (so "hiking" finds "hike").
 pub struct Analyzer {
@@ -88,6 +92,25 @@ impl Analyzer {
             .map(|w| self.stemmer.stem(w).into_owned())
             .collect()
     }
+
+    /// As `terms`, remembering each word's stem in `memo`: for analysing
+    /// many texts at once (loading a partition), where stemming is most of
+    /// the cost and most words recur.
+    pub fn terms_memo(&self, text: &str, memo: &mut StemMemo) -> Vec<String> {
+        let lower = text.to_lowercase();
+        lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty() && !is_stopword(w))
+            .map(|w| match memo.0.get(w) {
+                Some(stem) => stem.clone(),
+                None => {
+                    let stem = self.stemmer.stem(w).into_owned();
+                    memo.0.insert(w.to_string(), stem.clone());
+                    stem
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +128,21 @@ mod tests {
     fn hash_ignores_spacing_and_case() {
         assert_eq!(content_hash("I like  tea "), content_hash("i like tea"));
         assert_ne!(content_hash("I like tea"), content_hash("I like coffee"));
+    }
+
+    #[test]
+    fn remembered_stems_are_the_stems() {
+        let a = Analyzer::default();
+        let mut memo = StemMemo::default();
+        for text in [
+            "Hiking and biking in the hills",
+            "HIKING again, hiked twice; running runs",
+            "",
+            "Ünïcode wörds: Straße, naïve café",
+        ] {
+            assert_eq!(a.terms_memo(text, &mut memo), a.terms(text), "{text}");
+        }
+        assert!(memo.0.contains_key("hiking"));
     }
 
     #[test]

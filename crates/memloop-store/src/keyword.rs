@@ -61,21 +61,35 @@ impl KeywordIndex {
         speaker: Option<&str>,
     ) {
         self.remove(row);
-        let mut counts: HashMap<u32, f32> = HashMap::new();
         let weighted = terms
             .iter()
             .map(|t| (t, 1.0))
             .chain(context.iter().map(|t| (t, context_weight)));
         let mut len = 0.0f32;
+        // (term id, weight) per occurrence, then summed per term by a sort:
+        // cheaper than a map for a document's few dozen terms.
+        let mut occurrences: Vec<(u32, f32)> = Vec::with_capacity(terms.len() + context.len());
         for (t, w) in weighted.filter(|(_, w)| *w > 0.0) {
-            let next = self.term_ids.len() as u32;
-            let id = *self.term_ids.entry(t.clone()).or_insert(next);
-            if id as usize == self.postings.len() {
-                self.postings.push(Vec::new());
-                self.dead_per_term.push(0);
-            }
-            *counts.entry(id).or_default() += w;
+            let id = match self.term_ids.get(t.as_str()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.term_ids.len() as u32;
+                    self.term_ids.insert(t.clone(), id);
+                    self.postings.push(Vec::new());
+                    self.dead_per_term.push(0);
+                    id
+                }
+            };
+            occurrences.push((id, w));
             len += w;
+        }
+        occurrences.sort_unstable_by_key(|o| o.0);
+        let mut counts: Vec<(u32, f32)> = Vec::with_capacity(occurrences.len());
+        for (id, w) in occurrences {
+            match counts.last_mut() {
+                Some(last) if last.0 == id => last.1 += w,
+                _ => counts.push((id, w)),
+            }
         }
         let slot = match self.free_slots.pop() {
             Some(s) => s,
@@ -86,13 +100,13 @@ impl KeywordIndex {
                 (self.slot_rows.len() - 1) as u32
             }
         };
-        for (&id, &tf) in &counts {
+        for &(id, tf) in &counts {
             self.postings[id as usize].push((slot, tf));
         }
         self.live_postings += counts.len();
         self.total_len += f64::from(len);
         self.slot_rows[slot as usize] = Some(row);
-        self.slot_docs[slot as usize] = (counts.keys().copied().collect(), len);
+        self.slot_docs[slot as usize] = (counts.iter().map(|c| c.0).collect(), len);
         self.slot_speakers[slot as usize] = speaker
             .map(|s| {
                 s.to_lowercase()

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use memloop_core::text::Analyzer;
+use memloop_core::text::{Analyzer, StemMemo};
 use memloop_core::{Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
@@ -42,6 +42,9 @@ struct CurrentRow {
 
 /// Who said a memory: its metadata's `speaker`, when it has one.
 fn speaker_of(metadata: &str) -> Option<String> {
+    if !metadata.contains("\"speaker\"") {
+        return None; // most metadata: not worth parsing
+    }
     serde_json::from_str::<serde_json::Value>(metadata)
         .ok()
         .and_then(|m| m.get("speaker").and_then(|s| s.as_str()).map(String::from))
@@ -247,37 +250,50 @@ impl EmbeddedStore {
         let applied_seq = max_seq(conn)?;
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
+        let mut memo = StemMemo::default();
         let mut expiry = Expiry::default();
+        // With a saved graph to restore, the vectors are not read here
+        // (1.5 KB a row); without one (every small partition) they are read
+        // in the same scan as the texts, not by a second one.
+        let saved = ann_paths(&self.dir, partition).1.is_file();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT row, text, context, metadata, expires_at FROM memories WHERE partition = ?1 AND valid_until IS NULL",
-            )
-            .map_err(sql_err)?;
-        let rows = stmt
-            .query_map([partition], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                ))
+            .prepare_cached(if saved {
+                "SELECT row, text, context, metadata, expires_at FROM memories \
+                 WHERE partition = ?1 AND valid_until IS NULL"
+            } else {
+                "SELECT row, text, context, metadata, expires_at, embedding FROM memories \
+                 WHERE partition = ?1 AND valid_until IS NULL"
             })
             .map_err(sql_err)?;
-        for row in rows {
-            let (row, text, context, metadata, expires_at) = row.map_err(sql_err)?;
-            expiry.set(row, expires_at);
+        let mut items = Vec::new();
+        let mut rows = stmt.query([partition]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let row: i64 = r.get(0).map_err(sql_err)?;
+            let text: String = r.get(1).map_err(sql_err)?;
+            let context: Option<String> = r.get(2).map_err(sql_err)?;
+            let metadata: String = r.get(3).map_err(sql_err)?;
+            expiry.set(row, r.get(4).map_err(sql_err)?);
+            if !saved {
+                let vector = match r.get_ref(5).map_err(sql_err)? {
+                    rusqlite::types::ValueRef::Blob(b) => blob_to_vector(b),
+                    _ => Vec::new(), // refused by the index as the wrong width
+                };
+                items.push((row, vector));
+            }
             let speaker = speaker_of(&metadata);
             self.index_keywords(
-                &mut keywords,
+                (&mut keywords, &mut memo),
                 row,
                 &text,
                 context.as_deref(),
                 speaker.as_deref(),
             );
         }
+        drop(rows);
+
+        drop(stmt);
         let count = keywords.len();
-        if count >= self.options.ann_threshold {
+        if saved && count >= self.options.ann_threshold {
             let floor = log_floor(conn)?;
             if let Some((vectors, saved_seq)) =
                 self.restore_ann(partition).filter(|(_, seq)| *seq >= floor)
@@ -294,22 +310,25 @@ impl EmbeddedStore {
                 return Ok(part);
             }
         }
-        let mut items = Vec::with_capacity(count);
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL",
-            )
-            .map_err(sql_err)?;
-        let rows = stmt
-            .query_map([partition], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
-                ))
-            })
-            .map_err(sql_err)?;
-        for row in rows {
-            items.push(row.map_err(sql_err)?);
+        if saved {
+            // The saved graph is unusable (or the partition shrank below
+            // the threshold): read the vectors after all.
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL",
+                )
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map([partition], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
+                    ))
+                })
+                .map_err(sql_err)?;
+            for row in rows {
+                items.push(row.map_err(sql_err)?);
+            }
         }
         let vectors = if count >= self.options.ann_threshold {
             VectorIndex::build_ann(dim, &items, &|_, _| {})?
@@ -336,6 +355,7 @@ impl EmbeddedStore {
     pub(crate) fn past_index(&self, partition: &str, as_of: Option<i64>) -> Result<PartitionIndex> {
         let conn = self.conn();
         let mut keywords = KeywordIndex::default();
+        let mut memo = StemMemo::default();
         let mut vectors = VectorIndex::Flat(Flat::new(self.embedder.dimensions));
         let mut stmt = conn
             .prepare_cached(
@@ -358,7 +378,7 @@ impl EmbeddedStore {
             let (row, text, context, metadata, v) = row.map_err(sql_err)?;
             let speaker = speaker_of(&metadata);
             self.index_keywords(
-                &mut keywords,
+                (&mut keywords, &mut memo),
                 row,
                 &text,
                 context.as_deref(),
@@ -422,13 +442,14 @@ impl EmbeddedStore {
     ) -> Result<()> {
         let changed = Self::changed_rows(conn, partition, from)?;
         let mut vectors = Vec::with_capacity(changed.len());
+        let mut memo = StemMemo::default();
         for (row, current) in &changed {
             p.remove(*row)?;
             if let Some(c) = current {
                 vectors.push((*row, c.vector.as_slice()));
                 p.expiry.set(*row, c.expires_at);
                 self.index_keywords(
-                    &mut p.keywords,
+                    (&mut p.keywords, &mut memo),
                     *row,
                     &c.text,
                     c.context.as_deref(),
@@ -573,16 +594,18 @@ impl EmbeddedStore {
 
     fn index_keywords(
         &self,
-        k: &mut KeywordIndex,
+        (k, memo): (&mut KeywordIndex, &mut StemMemo),
         row: i64,
         text: &str,
         context: Option<&str>,
         speaker: Option<&str>,
     ) {
-        let context_terms = context.map(|c| self.analyzer.terms(c)).unwrap_or_default();
+        let context_terms = context
+            .map(|c| self.analyzer.terms_memo(c, memo))
+            .unwrap_or_default();
         k.insert_with_speaker(
             row,
-            &self.analyzer.terms(text),
+            &self.analyzer.terms_memo(text, memo),
             &context_terms,
             self.options.context_weight,
             speaker,

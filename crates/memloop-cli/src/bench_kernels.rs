@@ -1,0 +1,97 @@
+//! The embedder's matrix kernels side by side in `memloop bench`: one model
+//! per kernel this machine runs (AMX, AVX-512, portable), measured in
+//! interleaved rounds so that load from other processes falls on all of
+//! them alike, with each kernel's ratio to the AVX-512 one.
+
+use std::time::Instant;
+
+use memloop::{Config, Embedder, GemmPath};
+use serde_json::{json, Value};
+
+use crate::bench::{f, percentile};
+use crate::output::Output;
+
+const ROUNDS: usize = 3;
+/// Texts timed one at a time per round.
+const SINGLES: usize = 100;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    percentile(&v, 0.5)
+}
+
+pub fn bench_kernels(config: &Config, texts: &[String]) -> anyhow::Result<Value> {
+    let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut models = Vec::new();
+    for path in GemmPath::all_available() {
+        let m = crate::local_model::load_on(config, "memloop bench", Some(path))?;
+        m.embed_batch(&strs[..strs.len().min(64)])?; // warm-up
+        models.push((path, m, Vec::new(), Vec::new()));
+    }
+    for _ in 0..ROUNDS {
+        for (_, model, batch, single) in &mut models {
+            let t = Instant::now();
+            for chunk in strs.chunks(32) {
+                model.embed_batch(chunk)?;
+            }
+            batch.push(strs.len() as f64 / t.elapsed().as_secs_f64());
+            let mut lat = Vec::with_capacity(SINGLES);
+            for text in strs.iter().take(SINGLES) {
+                let t = Instant::now();
+                model.embed(text)?;
+                lat.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            single.push(median(lat));
+        }
+    }
+    let figures: Vec<(GemmPath, f64, f64)> = models
+        .into_iter()
+        .map(|(p, _, b, s)| (p, median(b), median(s)))
+        .collect();
+    let base = figures.iter().find(|k| k.0 == GemmPath::Avx512).copied();
+    let kernels: Vec<Value> = figures
+        .iter()
+        .map(|&(p, b, s)| {
+            let mut v = json!({"kernel": p.name(), "batch32_per_s": b, "single_p50_ms": s});
+            if let Some((_, bb, bs)) = base {
+                v["batch32_vs_avx512"] = json!(b / bb);
+                v["single_vs_avx512"] = json!(s / bs);
+            }
+            v
+        })
+        .collect();
+    Ok(json!({"rounds": ROUNDS, "sentences": strs.len(), "kernels": kernels}))
+}
+
+pub fn print_kernels(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!(
+        "matrix kernels, interleaved ({} rounds, medians; ratios to avx512)",
+        v["rounds"]
+    );
+    for k in v["kernels"].as_array().into_iter().flatten() {
+        let ratio = |key: &str| {
+            k[key]
+                .as_f64()
+                .map_or(String::new(), |r| format!(" ({r:.2}x)"))
+        };
+        println!(
+            "  {:<9} batch32 {:>7.0} sentences/s{:<9}  one text p50 {:>6.2} ms{}",
+            k["kernel"].as_str().unwrap_or("?"),
+            f(k, "batch32_per_s"),
+            ratio("batch32_vs_avx512"),
+            f(k, "single_p50_ms"),
+            ratio("single_vs_avx512")
+        );
+    }
+    if !v["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|k| k["kernel"] == "amx")
+    {
+        println!("  (no amx: this CPU or kernel does not offer AMX tiles)");
+    }
+}
