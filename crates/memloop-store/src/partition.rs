@@ -31,6 +31,9 @@ pub struct IndexStatus {
     pub behind: i64,
 }
 
+/// A row's text, context and speaker, as a load reads them.
+type Doc = (i64, String, Option<String>, Option<String>);
+
 /// What the indexes hold of a current row.
 struct CurrentRow {
     text: String,
@@ -250,7 +253,6 @@ impl EmbeddedStore {
         let applied_seq = max_seq(conn)?;
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
-        let mut memo = StemMemo::default();
         let mut expiry = Expiry::default();
         // With a saved graph to restore, the vectors are not read here
         // (1.5 KB a row); without one (every small partition) they are read
@@ -266,6 +268,7 @@ impl EmbeddedStore {
             })
             .map_err(sql_err)?;
         let mut items = Vec::new();
+        let mut docs = Vec::new();
         let mut rows = stmt.query([partition]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
             let row: i64 = r.get(0).map_err(sql_err)?;
@@ -280,18 +283,19 @@ impl EmbeddedStore {
                 };
                 items.push((row, vector));
             }
-            let speaker = speaker_of(&metadata);
-            self.index_keywords(
-                (&mut keywords, &mut memo),
-                row,
-                &text,
-                context.as_deref(),
+            docs.push((row, text, context, speaker_of(&metadata)));
+        }
+        drop(rows);
+        drop(stmt);
+        for ((row, _, _, speaker), (terms, context_terms)) in docs.iter().zip(self.analyse(&docs)) {
+            keywords.insert_with_speaker(
+                *row,
+                &terms,
+                &context_terms,
+                self.options.context_weight,
                 speaker.as_deref(),
             );
         }
-        drop(rows);
-
-        drop(stmt);
         let count = keywords.len();
         if saved && count >= self.options.ann_threshold {
             let floor = log_floor(conn)?;
@@ -590,6 +594,42 @@ impl EmbeddedStore {
         let (a, b) = ann_paths(&self.dir, partition);
         let _ = std::fs::remove_file(a);
         let _ = std::fs::remove_file(b);
+    }
+
+    /// The terms and context terms of each (row, text, context, speaker):
+    /// on every core for a large partition (analysis is most of a load,
+    /// and what keeps a restart waiting), on this thread for a small one.
+    fn analyse(&self, docs: &[Doc]) -> Vec<(Vec<String>, Vec<String>)> {
+        const PARALLEL_FROM: usize = 4096;
+        let one = |part: &[Doc]| {
+            let mut memo = StemMemo::default();
+            part.iter()
+                .map(|(_, text, context, _)| {
+                    let context_terms = context
+                        .as_deref()
+                        .map(|c| self.analyzer.terms_memo(c, &mut memo))
+                        .unwrap_or_default();
+                    (self.analyzer.terms_memo(text, &mut memo), context_terms)
+                })
+                .collect::<Vec<_>>()
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        if docs.len() < PARALLEL_FROM || threads < 2 {
+            return one(docs);
+        }
+        let chunk = docs.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = docs
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || one(part)))
+                .collect();
+            handles
+                .into_iter()
+                .zip(docs.chunks(chunk))
+                // A panicked thread's part is analysed again here.
+                .flat_map(|(h, part)| h.join().unwrap_or_else(|_| one(part)))
+                .collect()
+        })
     }
 
     fn index_keywords(

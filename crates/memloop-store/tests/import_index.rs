@@ -98,3 +98,33 @@ fn an_import_leaves_nothing_for_the_first_search() {
     let status = store.index_status(&scope).unwrap().unwrap();
     assert!(status.hnsw && status.vectors == 1200);
 }
+
+#[test]
+fn a_large_partition_analysed_on_every_core_finds_each_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::user("big");
+    {
+        let store = open(dir.path());
+        for b in 0..5 {
+            let batch = (b * 1000..(b + 1) * 1000)
+                .map(|i| {
+                    let text = format!("hiking diary entry zq{i}x about mountains");
+                    (NewMemory::text(text), vector(i))
+                })
+                .collect();
+            store.insert(&scope, batch).unwrap();
+        }
+    }
+    // Reopened: the load analyses all 5,000 texts, in parallel parts.
+    let store = open(dir.path());
+    for i in [0u64, 1, 2499, 2500, 4999] {
+        let mut q = SearchQuery::new(scope.clone(), format!("zq{i}x"));
+        q.vector_weight = 0.0;
+        q.top_k = 3;
+        let hits = store.search(&q, &vector(77_777)).unwrap();
+        assert_eq!(
+            hits[0].record.text,
+            format!("hiking diary entry zq{i}x about mountains")
+        );
+    }
+}
