@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use memloop::vector::dot;
 use memloop::{Embedder, Memory, MiniLmEmbedder, NewMemory, SearchQuery};
 use serde_json::{json, Value};
 
@@ -60,10 +61,6 @@ fn vectors(
         std::fs::write(p, bytes)?;
     }
     Ok(all)
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The 10th best exact similarity to `q`: a hit at least this similar is

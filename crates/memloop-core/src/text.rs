@@ -65,6 +65,14 @@ fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// The words of lower-cased text that are indexed: alphanumeric runs,
+/// stop words dropped.
+fn words(lower: &str) -> impl Iterator<Item = &str> {
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !is_stopword(w))
+}
+
 /// Stems already computed, word to stem (see [`Analyzer::terms_memo`]).
 #[derive(Default)]
 pub struct StemMemo(std::collections::HashMap<String, String>);
@@ -85,10 +93,7 @@ impl Default for Analyzer {
 
 impl Analyzer {
     pub fn terms(&self, text: &str) -> Vec<String> {
-        let lower = text.to_lowercase();
-        lower
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty() && !is_stopword(w))
+        words(&text.to_lowercase())
             .map(|w| self.stemmer.stem(w).into_owned())
             .collect()
     }
@@ -97,10 +102,7 @@ impl Analyzer {
     /// many texts at once (loading a partition), where stemming is most of
     /// the cost and most words recur.
     pub fn terms_memo(&self, text: &str, memo: &mut StemMemo) -> Vec<String> {
-        let lower = text.to_lowercase();
-        lower
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty() && !is_stopword(w))
+        words(&text.to_lowercase())
             .map(|w| match memo.0.get(w) {
                 Some(stem) => stem.clone(),
                 None => {

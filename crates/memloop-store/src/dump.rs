@@ -104,6 +104,8 @@ impl EmbeddedStore {
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut report = RestoreReport::default();
+        // Rows written per partition, whose indexes catch up after the commit.
+        let mut written: std::collections::BTreeMap<String, usize> = Default::default();
         for (r, v) in &batch.memories {
             let stored = tx
                 .query_row("SELECT 1 FROM memories WHERE id = ?1", [&r.id], |_| Ok(()))
@@ -117,6 +119,7 @@ impl EmbeddedStore {
             let row = insert_row(&tx, &partition, r, v)?;
             log_change(&tx, &partition, row)?;
             report.memories += 1;
+            *written.entry(partition).or_default() += 1;
         }
         for group in &batch.history {
             let Some(first) = group.first() else {
@@ -156,12 +159,6 @@ impl EmbeddedStore {
         }
         tx.commit().map_err(sql_err)?;
         drop(conn);
-        let mut written: std::collections::BTreeMap<String, usize> = Default::default();
-        for (r, _) in &batch.memories {
-            if let Ok(p) = r.scope.partition() {
-                *written.entry(p).or_default() += 1;
-            }
-        }
         for (partition, rows) in written {
             self.keep_current(&partition, rows);
         }

@@ -604,13 +604,7 @@ impl EmbeddedStore {
         let one = |part: &[Doc]| {
             let mut memo = StemMemo::default();
             part.iter()
-                .map(|(_, text, context, _)| {
-                    let context_terms = context
-                        .as_deref()
-                        .map(|c| self.analyzer.terms_memo(c, &mut memo))
-                        .unwrap_or_default();
-                    (self.analyzer.terms_memo(text, &mut memo), context_terms)
-                })
+                .map(|(_, text, context, _)| self.doc_terms(text, context.as_deref(), &mut memo))
                 .collect::<Vec<_>>()
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -640,16 +634,27 @@ impl EmbeddedStore {
         context: Option<&str>,
         speaker: Option<&str>,
     ) {
-        let context_terms = context
-            .map(|c| self.analyzer.terms_memo(c, memo))
-            .unwrap_or_default();
+        let (terms, context_terms) = self.doc_terms(text, context, memo);
         k.insert_with_speaker(
             row,
-            &self.analyzer.terms_memo(text, memo),
+            &terms,
             &context_terms,
             self.options.context_weight,
             speaker,
         );
+    }
+
+    /// A memory's terms and its context's terms.
+    fn doc_terms(
+        &self,
+        text: &str,
+        context: Option<&str>,
+        memo: &mut StemMemo,
+    ) -> (Vec<String>, Vec<String>) {
+        let context_terms = context
+            .map(|c| self.analyzer.terms_memo(c, memo))
+            .unwrap_or_default();
+        (self.analyzer.terms_memo(text, memo), context_terms)
     }
 
     pub(crate) fn analyzer(&self) -> &Analyzer {

@@ -125,12 +125,10 @@ impl VectorIndex {
     /// import's batch), one by one otherwise.
     pub fn insert_many(&mut self, items: &[(i64, &[f32])]) -> Result<()> {
         const PARALLEL_FROM: usize = 64;
-        let VectorIndex::Ann(a) = self else {
-            return items.iter().try_for_each(|(row, v)| self.insert(*row, v));
+        let a = match self {
+            VectorIndex::Ann(a) if items.len() >= PARALLEL_FROM => a,
+            _ => return items.iter().try_for_each(|(row, v)| self.insert(*row, v)),
         };
-        if items.len() < PARALLEL_FROM {
-            return items.iter().try_for_each(|(row, v)| self.insert(*row, v));
-        }
         let dim = a.index.dimensions();
         if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != dim) {
             return Err(ann_err(format!(
