@@ -22,7 +22,7 @@ const VICTIM: [&str; 6] = [
     "Zorblaxian",   // a memory's text
     "Quuxifrondel", // its metadata
     "Flimflorpery", // a text an update replaced: history only
-    "Snarkwidgets", // a memory forgotten (not purged) earlier: history only
+    "Snarkwidgets", // memories forgotten (not purged) earlier: history, free pages
     "Vexillotrons", // a turn queued in the outbox (and its episode)
     "Glimbertraxi", // the updated text
 ];
@@ -131,8 +131,13 @@ fn seed(d: &Dir, user: &str, words: &[&str]) -> String {
         "helper",
         &format!("Remind me about the {} order", w(3)),
     ]);
+    // A long one (its text spills into overflow pages): forgetting it frees
+    // whole pages, which deletes leave as they were (secure_delete FAST)
+    // until the purge removes every free page from the file.
+    let long = format!("Notes on the {} order: ", w(3)) + &format!("{} again. ", w(3)).repeat(500);
+    d.ok(&["add", "--user", user, "--agent", "helper", &long]);
     let gone = d.ok(&["forget", "--user", user, "--agent", "helper"]);
-    assert_eq!(gone["memories_deleted"], 1, "{gone}");
+    assert_eq!(gone["memories_deleted"], 2, "{gone}");
     // A remembered turn: its episode is stored, its fact extraction fails
     // (the LLM is unreachable) and the turn waits in the outbox.
     let r = d.ok(&[

@@ -72,7 +72,8 @@ pub(crate) fn replace_links(
 }
 
 /// Deletes the partition's entities no memory mentions (after rows went):
-/// with `secure_delete`, a purged name leaves no trace in the file.
+/// with `secure_delete` and the purge's vacuum, a purged name leaves no
+/// trace in the file.
 pub(crate) fn drop_unmentioned(tx: &Transaction<'_>, partition: &str) -> Result<usize> {
     tx.execute(
         "DELETE FROM entities WHERE partition = ?1 \

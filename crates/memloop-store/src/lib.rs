@@ -284,7 +284,9 @@ impl EmbeddedStore {
             .map_err(located)?;
         retry_busy(timeout, || {
             conn.execute_batch(&format!(
-                "PRAGMA journal_mode = WAL; {}",
+                // auto_vacuum takes effect only on a new database (before
+                // its first table); an older one keeps its mode.
+                "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; {}",
                 connection_pragmas(&options)
             ))
             .map_err(sql_err)
@@ -296,6 +298,7 @@ impl EmbeddedStore {
         })
         .map_err(located)?;
         drop(init_lock);
+        retry_busy(timeout, || set_secure_delete(&conn)).map_err(located)?;
         let access = AccessLog::start(
             open_connection(dir, &options).map_err(located)?,
             options.clock.clone(),
@@ -349,12 +352,40 @@ fn open_connection(dir: &Path, options: &StoreOptions) -> Result<Connection> {
     conn.busy_timeout(options.busy_timeout()).map_err(sql_err)?;
     conn.execute_batch(&connection_pragmas(options))
         .map_err(sql_err)?;
+    set_secure_delete(&conn)?;
     Ok(conn)
 }
 
+/// How deleted content is erased. A purge promises that no deleted text
+/// lingers in the file. In a database with incremental auto-vacuum (every
+/// one created since) a purge ends by removing every free page from the
+/// file (`purge.rs`), so deletes need only zero what they rewrite anyway
+/// (`FAST`): a gc that frees 50,000 pages does not write 200 MB of zeros.
+/// In an older database free pages stay in the file, so they are zeroed
+/// as they are freed (`ON`).
+fn set_secure_delete(conn: &Connection) -> Result<()> {
+    let mode = if incremental_vacuum(conn)? {
+        "FAST"
+    } else {
+        "ON"
+    };
+    conn.execute_batch(&format!("PRAGMA secure_delete = {mode};"))
+        .map_err(sql_err)
+}
+
+/// Whether the database can give its free pages back (`auto_vacuum =
+/// INCREMENTAL`).
+pub(crate) fn incremental_vacuum(conn: &Connection) -> Result<bool> {
+    let mode: i64 = conn
+        .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+        .map_err(sql_err)?;
+    Ok(mode == 2)
+}
+
 /// The settings of every connection to the database. `secure_delete` on
-/// every one: a purge promises that no deleted text lingers in free pages,
-/// whichever connection freed them.
+/// every one (made `FAST` by `set_secure_delete` where a purge vacuums):
+/// a purge promises that no deleted text lingers in free pages, whichever
+/// connection freed them.
 fn connection_pragmas(options: &StoreOptions) -> String {
     let sync = match options.durability {
         Durability::Full => "FULL",

@@ -2,7 +2,11 @@
 //! no copy of the purged text stays in any file of the data directory:
 //!
 //! - `memloop.db`: every connection runs with `PRAGMA secure_delete`, so
-//!   deleted cells and freed pages are zeroed, not left in free space.
+//!   deleted cells are zeroed in the pages that keep living. A freed page
+//!   is zeroed too in a database made before incremental auto-vacuum; in
+//!   one made since, the purge ends by removing every free page from the
+//!   file (`release_free_pages`), so pages freed earlier (by a delete or
+//!   `gc`, which leave them as they were) go too.
 //! - `history`: a purge deletes the history of the memories it removes
 //!   and, for a whole user (or agent) partition, every history row of the
 //!   partition, including that of memories forgotten earlier without purge.
@@ -53,8 +57,35 @@ impl EmbeddedStore {
             )),
             other => other,
         })?;
-        truncate_wal(&self.conn(), self.options.busy_timeout())
+        let conn = self.conn();
+        release_free_pages(&conn)?;
+        truncate_wal(&conn, self.options.busy_timeout())
     }
+}
+
+/// Removes every free page from the database file (incremental
+/// auto-vacuum: the pages at the end move into the free ones and the file
+/// is cut), so no text deleted before, by this purge or by an earlier
+/// delete or gc, whose freed pages `secure_delete = FAST` did not zero,
+/// stays in free space. A database without auto-vacuum zeroes pages as
+/// they are freed instead (`set_secure_delete`), and has nothing to do.
+fn release_free_pages(conn: &Connection) -> Result<()> {
+    if !crate::incremental_vacuum(conn)? {
+        return Ok(());
+    }
+    let busy = |e: rusqlite::Error| {
+        match sql_err(e) {
+        Error::Busy(m) => Error::Busy(format!(
+            "the memories were deleted, but the free pages that may still hold their text were not released ({m}): run the purge again"
+        )),
+        other => other,
+    }
+    };
+    // The pragma frees a page per step: it must be run to its end.
+    let mut stmt = conn.prepare("PRAGMA incremental_vacuum").map_err(busy)?;
+    let mut rows = stmt.query([]).map_err(busy)?;
+    while rows.next().map_err(busy)?.is_some() {}
+    Ok(())
 }
 
 /// Copies every WAL frame into the database and truncates the WAL to zero

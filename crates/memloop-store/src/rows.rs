@@ -40,14 +40,37 @@ pub fn record_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, MemoryRecord)> {
     Ok((r.get(0)?, record))
 }
 
+/// The first byte of a half-precision vector blob. Its length is then odd
+/// (1 + 2 per dimension), so it can never be mistaken for the f32 blobs
+/// of stores written before it (4 bytes per dimension), which stay
+/// readable as they are.
+const F16_BLOB: u8 = 1;
+
+/// A vector as stored: half precision. The vectors are unit length, so
+/// each component is within 2^-11 of its f32 value and a cosine moves by
+/// about 1e-4 at most (the HNSW graph already holds them so); the row, and
+/// every page a delete or an update rewrites, is 40% smaller.
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    let mut out = Vec::with_capacity(1 + 2 * v.len());
+    out.push(F16_BLOB);
+    for x in v {
+        out.extend_from_slice(&half::f16::from_f32(*x).to_le_bytes());
+    }
+    out
 }
 
+/// A stored vector, in half precision or (written before it) f32.
 pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    match b.split_first() {
+        Some((&F16_BLOB, rest)) if b.len() % 2 == 1 => rest
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        _ => b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    }
 }
 
 /// The history columns `history_from_row` reads, in its order.
@@ -70,4 +93,30 @@ pub fn history_from_row(r: &Row<'_>) -> rusqlite::Result<(String, HistoryEntry)>
             reason: r.get(8)?,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vector_comes_back_within_half_precision() {
+        let v: Vec<f32> = (0..384).map(|i| ((i as f32) * 0.37).sin() / 14.0).collect();
+        let blob = vector_to_blob(&v);
+        assert_eq!(blob.len(), 1 + 2 * v.len());
+        let back = blob_to_vector(&blob);
+        assert_eq!(back.len(), v.len());
+        for (a, b) in v.iter().zip(&back) {
+            assert!((a - b).abs() <= a.abs() / 2048.0 + 1e-7, "{a} -> {b}");
+        }
+        // Stored again, it is the same blob: export and import round-trip.
+        assert_eq!(vector_to_blob(&back), blob);
+    }
+
+    #[test]
+    fn an_f32_blob_of_an_older_store_is_still_read() {
+        let v = [0.5f32, -0.25, 1.0, 0.0];
+        let old: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(blob_to_vector(&old), v);
+    }
 }
