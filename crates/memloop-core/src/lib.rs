@@ -28,6 +28,10 @@ pub use traits::{Embedder, EmbedderInfo};
 /// Longest memory text accepted, in bytes. Longer input is refused, not truncated,
 /// so nothing is silently lost; split it before adding.
 pub const MAX_TEXT_BYTES: usize = 32 * 1024;
+/// Most vectors a memory has beside its first (`NewMemory::pieces`): a
+/// text of `MAX_TEXT_BYTES` is about 8,000 tokens, some 42 overlapping
+/// windows of 256.
+pub const MAX_PIECES: usize = 63;
 
 /// Milliseconds since the Unix epoch, the one clock used for every stored time.
 pub fn now_millis() -> i64 {

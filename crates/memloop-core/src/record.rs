@@ -100,6 +100,11 @@ pub struct NewMemory {
     /// (the facade fills them when empty; see `crate::links`).
     #[serde(skip)]
     pub links: crate::links::Links,
+    /// Vectors of what the text's embedding does not read of it (a long
+    /// text's later windows, `Embedder::embed_pieces`), stored and searched
+    /// with it: the best of its vectors ranks it. The facade fills them.
+    #[serde(skip)]
+    pub pieces: Vec<Vec<f32>>,
 }
 
 /// The earliest time a memory may carry: 0000-01-01T00:00:00Z. Times are

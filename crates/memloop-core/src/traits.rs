@@ -22,6 +22,15 @@ pub trait Embedder: Send + Sync {
     /// One vector per input text, in order, each of `info().dimensions` floats, unit length.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 
+    /// For each text, vectors of what `embed_batch` does not read of it: a
+    /// model that reads a bounded window (all-MiniLM-L6-v2: 256 tokens)
+    /// embeds the rest of a longer text in overlapping windows, so a
+    /// memory is found by what its end says too. Empty for a text read
+    /// whole, and by default (an embedder that reads any length).
+    fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        Ok(vec![Vec::new(); texts.len()])
+    }
+
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         self.embed_batch(&[text])?
             .pop()

@@ -146,6 +146,10 @@ impl Embedder for Coalescing {
             _ => self.inner.embed_batch(texts),
         }
     }
+
+    fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.inner.embed_pieces(texts)
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,18 @@ pub fn check_vector(embedder: &EmbedderInfo, v: &[f32]) -> Result<()> {
     Ok(())
 }
 
+/// The pieces of a long text: each a vector of the store's width.
+pub fn check_pieces(embedder: &EmbedderInfo, pieces: &[Vec<f32>]) -> Result<()> {
+    use memloop_core::MAX_PIECES;
+    if pieces.len() > MAX_PIECES {
+        return Err(Error::invalid(format!(
+            "a memory has {} piece vectors, at most {MAX_PIECES} are kept: embed fewer pieces of it",
+            pieces.len()
+        )));
+    }
+    pieces.iter().try_for_each(|v| check_vector(embedder, v))
+}
+
 fn check_metadata(v: &Value) -> Result<()> {
     if !v.is_object() {
         return Err(Error::invalid(
@@ -34,6 +46,7 @@ pub fn check_new(embedder: &EmbedderInfo, m: &NewMemory, v: &[f32]) -> Result<()
     check_metadata(&m.metadata)?;
     m.validate_times()?;
     check_vector(embedder, v)?;
+    check_pieces(embedder, &m.pieces)?;
     if let Some(i) = m.importance {
         if !(0.0..=1.0).contains(&i) {
             return Err(Error::invalid("importance must be between 0 and 1"));
@@ -48,6 +61,7 @@ impl MemoryUpdate {
         if let Some((text, v)) = &self.text {
             validate_text(text)?;
             check_vector(embedder, v)?;
+            check_pieces(embedder, &self.pieces)?;
         }
         if let Some(m) = &self.metadata {
             check_metadata(m)?;

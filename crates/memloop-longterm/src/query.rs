@@ -297,6 +297,9 @@ pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
 pub struct MemoryUpdate {
     /// New text and its embedding.
     pub text: Option<(String, Vec<f32>)>,
+    /// With a new text: the vectors of its later pieces (see
+    /// `NewMemory::pieces`; the facade fills them).
+    pub pieces: Vec<Vec<f32>>,
     /// Replaces the metadata object.
     pub metadata: Option<Value>,
     pub expires_at: Option<Option<i64>>,

@@ -36,7 +36,13 @@ impl EmbeddedStore {
                 out(DumpLine::Memory(Box::new(DumpedMemory {
                     record,
                     superseded_by,
-                    vector: vectors.then(|| blob_to_vector(&blob)),
+                    // The first vector only: a long memory's pieces are not
+                    // exported (docs/export.md).
+                    vector: vectors.then(|| {
+                        let mut v = blob_to_vector(&blob);
+                        v.truncate(self.embedder.dimensions);
+                        v
+                    }),
                 })))?;
             }
         }

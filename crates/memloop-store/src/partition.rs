@@ -125,6 +125,10 @@ struct Sidecar {
     partition: String,
     seq: i64,
     model_id: String,
+    /// How many of the graph's vectors are pieces of long texts (absent in
+    /// files saved before pieces: none).
+    #[serde(default)]
+    pieces: usize,
 }
 
 /// The last seq ever given to an index_log entry (it survives pruning).
@@ -489,7 +493,8 @@ impl EmbeddedStore {
         if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
             return None;
         }
-        let vectors = VectorIndex::load_ann(self.embedder.dimensions, &index_path).ok()?;
+        let mut vectors = VectorIndex::load_ann(self.embedder.dimensions, &index_path).ok()?;
+        vectors.set_pieces(sidecar.pieces);
         Some((vectors, sidecar.seq))
     }
 
@@ -534,6 +539,7 @@ impl EmbeddedStore {
             partition: partition.to_string(),
             seq,
             model_id: self.embedder.model_id.clone(),
+            pieces: vectors.pieces(),
         };
         let json = serde_json::to_vec(&sidecar)
             .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;

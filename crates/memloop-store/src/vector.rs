@@ -15,16 +15,37 @@ pub enum VectorIndex {
     Ann(Ann),
 }
 
+/// A row's vectors are kept under keys: the row itself for the first (the
+/// start of the text, what the embedder reads of it) and `row | i << 48`
+/// for the i-th later piece of a long text. Rows (SQLite's, from 1 up)
+/// stay far below 2^48, and a piece never answers for another row.
+const PIECE_SHIFT: u32 = 48;
+const ROW_MASK: i64 = (1 << PIECE_SHIFT) - 1;
+/// Vectors one row may have: its first and its pieces.
+pub const MAX_VECTORS: usize = memloop_core::MAX_PIECES + 1;
+
+fn key(row: i64, piece: usize) -> i64 {
+    row | ((piece as i64) << PIECE_SHIFT)
+}
+
+fn row_of(key: i64) -> i64 {
+    key & ROW_MASK
+}
+
 #[derive(Default)]
 pub struct Flat {
     dim: usize,
-    rows: Vec<i64>,
+    /// Keys, in the order of their vectors in `data`.
+    keys: Vec<i64>,
     data: Vec<f32>,
     pos: HashMap<i64, usize>,
+    /// How many of the keys are later pieces (not a row's first vector).
+    pieces: usize,
 }
 
 pub struct Ann {
     index: Index,
+    pieces: usize,
 }
 
 fn ann_err(e: impl std::fmt::Display) -> Error {
@@ -70,11 +91,29 @@ impl Flat {
     }
 }
 
+/// Whether `len` floats are a row's vectors: one to `MAX_VECTORS` of `dim`.
+fn check_width(len: usize, dim: usize) -> Result<()> {
+    if dim == 0 || len == 0 || !len.is_multiple_of(dim) || len / dim > MAX_VECTORS {
+        return Err(ann_err(format!(
+            "vector of {len} dimensions, index has {dim} (a row may have 1 to {MAX_VECTORS} vectors of {dim})"
+        )));
+    }
+    Ok(())
+}
+
+/// A row's vectors (concatenated, first the text's start) under their keys.
+fn keyed(row: i64, v: &[f32], dim: usize) -> impl Iterator<Item = (i64, &[f32])> {
+    v.chunks_exact(dim.max(1))
+        .enumerate()
+        .map(move |(i, piece)| (key(row, i), piece))
+}
+
 impl VectorIndex {
+    /// Rows held (a row with pieces counts once).
     pub fn len(&self) -> usize {
         match self {
-            VectorIndex::Flat(f) => f.rows.len(),
-            VectorIndex::Ann(a) => a.index.size(),
+            VectorIndex::Flat(f) => f.keys.len() - f.pieces,
+            VectorIndex::Ann(a) => a.index.size().saturating_sub(a.pieces),
         }
     }
 
@@ -86,36 +125,60 @@ impl VectorIndex {
         matches!(self, VectorIndex::Ann(_))
     }
 
+    /// Vectors held for the later pieces of long texts.
+    pub fn pieces(&self) -> usize {
+        match self {
+            VectorIndex::Flat(f) => f.pieces,
+            VectorIndex::Ann(a) => a.pieces,
+        }
+    }
+
+    /// For a graph restored from a file: how many of its vectors are
+    /// pieces (its sidecar says; it only sizes how far a search looks).
+    pub fn set_pieces(&mut self, n: usize) {
+        if let VectorIndex::Ann(a) = self {
+            a.pieces = n.min(a.index.size());
+        }
+    }
+
+    fn dim(&self) -> usize {
+        match self {
+            VectorIndex::Flat(f) => f.dim,
+            VectorIndex::Ann(a) => a.index.dimensions(),
+        }
+    }
+
+    /// Inserts (or replaces) a row's vectors: `v` is one vector, or a long
+    /// text's pieces one after another, the text's start first.
     pub fn insert(&mut self, row: i64, v: &[f32]) -> Result<()> {
+        let dim = self.dim();
+        check_width(v.len(), dim)?;
+        self.remove(row)?;
+        for (k, piece) in keyed(row, v, dim) {
+            self.add_key(k, piece)?;
+        }
+        Ok(())
+    }
+
+    fn add_key(&mut self, k: i64, v: &[f32]) -> Result<()> {
+        let piece = usize::from(k != row_of(k));
         match self {
             VectorIndex::Flat(f) => {
-                if v.len() != f.dim {
-                    return Err(ann_err(format!(
-                        "vector of {} dimensions, index has {}",
-                        v.len(),
-                        f.dim
-                    )));
-                }
-                if let Some(&p) = f.pos.get(&row) {
-                    f.data[p * f.dim..(p + 1) * f.dim].copy_from_slice(v);
-                } else {
-                    f.pos.insert(row, f.rows.len());
-                    f.rows.push(row);
-                    f.data.extend_from_slice(v);
-                }
+                f.pos.insert(k, f.keys.len());
+                f.keys.push(k);
+                f.data.extend_from_slice(v);
+                f.pieces += piece;
                 Ok(())
             }
             VectorIndex::Ann(a) => {
-                let key = row as u64;
-                if a.index.contains(key) {
-                    a.index.remove(key).map_err(ann_err)?;
-                }
                 if a.index.size() + 1 > a.index.capacity() {
                     a.index
                         .reserve((a.index.capacity() * 2).max(1024))
                         .map_err(ann_err)?;
                 }
-                a.index.add(key, v).map_err(ann_err)
+                a.index.add(k as u64, v).map_err(ann_err)?;
+                a.pieces += piece;
+                Ok(())
             }
         }
     }
@@ -125,129 +188,173 @@ impl VectorIndex {
     /// import's batch), one by one otherwise.
     pub fn insert_many(&mut self, items: &[(i64, &[f32])]) -> Result<()> {
         const PARALLEL_FROM: usize = 64;
-        let a = match self {
-            VectorIndex::Ann(a) if items.len() >= PARALLEL_FROM => a,
-            _ => return items.iter().try_for_each(|(row, v)| self.insert(*row, v)),
-        };
-        let dim = a.index.dimensions();
-        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != dim) {
-            return Err(ann_err(format!(
-                "vector of {} dimensions, index has {dim}",
-                v.len()
-            )));
+        if !self.is_ann() || items.len() < PARALLEL_FROM {
+            return items.iter().try_for_each(|(row, v)| self.insert(*row, v));
+        }
+        let dim = self.dim();
+        for (_, v) in items {
+            check_width(v.len(), dim)?;
         }
         for (row, _) in items {
-            if a.index.contains(*row as u64) {
-                a.index.remove(*row as u64).map_err(ann_err)?;
-            }
+            self.remove(*row)?;
         }
+        let VectorIndex::Ann(a) = self else {
+            return Ok(());
+        };
+        let keys: Vec<(i64, &[f32])> = items
+            .iter()
+            .flat_map(|(row, v)| keyed(*row, v, dim))
+            .collect();
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let needed = a.index.size() + items.len();
+        let needed = a.index.size() + keys.len();
         if needed > a.index.capacity() {
             a.index
                 .reserve_capacity_and_threads(needed.max(a.index.capacity() * 2), threads)
                 .map_err(ann_err)?;
         }
-        add_concurrently(&a.index, items, threads, &|_, _| {})
+        add_concurrently(&a.index, &keys, threads, &|_, _| {})?;
+        a.pieces += keys.len() - items.len();
+        Ok(())
     }
 
+    /// Takes a row's vectors out (its first and every piece).
     pub fn remove(&mut self, row: i64) -> Result<()> {
+        let mut i = 0;
+        while i < MAX_VECTORS && self.remove_key(key(row, i))? {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Removes one key's vector; false if there was none.
+    fn remove_key(&mut self, k: i64) -> Result<bool> {
+        let piece = usize::from(k != row_of(k));
         match self {
             VectorIndex::Flat(f) => {
-                if let Some(p) = f.pos.remove(&row) {
-                    let last = f.rows.len() - 1;
-                    f.rows.swap_remove(p);
-                    if p != last {
-                        let moved = f.rows[p];
-                        f.pos.insert(moved, p);
-                        let (head, tail) = f.data.split_at_mut(last * f.dim);
-                        head[p * f.dim..(p + 1) * f.dim].copy_from_slice(&tail[..f.dim]);
-                    }
-                    f.data.truncate(last * f.dim);
+                let Some(p) = f.pos.remove(&k) else {
+                    return Ok(false);
+                };
+                let last = f.keys.len() - 1;
+                f.keys.swap_remove(p);
+                if p != last {
+                    let moved = f.keys[p];
+                    f.pos.insert(moved, p);
+                    let (head, tail) = f.data.split_at_mut(last * f.dim);
+                    head[p * f.dim..(p + 1) * f.dim].copy_from_slice(&tail[..f.dim]);
                 }
-                Ok(())
+                f.data.truncate(last * f.dim);
+                f.pieces -= piece;
+                Ok(true)
             }
             VectorIndex::Ann(a) => {
-                if a.index.contains(row as u64) {
-                    a.index.remove(row as u64).map_err(ann_err)?;
+                if !a.index.contains(k as u64) {
+                    return Ok(false);
                 }
-                Ok(())
+                a.index.remove(k as u64).map_err(ann_err)?;
+                a.pieces = a.pieces.saturating_sub(piece);
+                Ok(true)
             }
         }
     }
 
-    /// The `k` nearest rows with their cosine similarity, best first.
+    /// The `k` nearest rows with their cosine similarity, best first; a
+    /// row with pieces scores by its best one.
     pub fn search(
         &self,
         q: &[f32],
         k: usize,
         allow: Option<&dyn Fn(i64) -> bool>,
     ) -> Result<Vec<(i64, f32)>> {
+        let allowed = |key: i64| allow.is_none_or(|a| a(row_of(key)));
         match self {
             VectorIndex::Flat(f) => {
                 if q.len() != f.dim {
                     return Err(ann_err("query has the wrong number of dimensions"));
                 }
-                let hits: Vec<(i64, f32)> = f
-                    .rows
+                let hits = f
+                    .keys
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| allow.is_none_or(|a| a(**r)))
-                    .map(|(i, &r)| (r, dot(q, &f.data[i * f.dim..(i + 1) * f.dim])))
-                    .collect();
-                Ok(top_k(hits, k))
+                    .filter(|(_, key)| allowed(**key))
+                    .map(|(i, &key)| (key, dot(q, &f.data[i * f.dim..(i + 1) * f.dim])));
+                if f.pieces == 0 {
+                    return Ok(top_k(hits.collect(), k));
+                }
+                let mut best: HashMap<i64, f32> = HashMap::new();
+                for (key, score) in hits {
+                    let b = best.entry(row_of(key)).or_insert(f32::MIN);
+                    *b = b.max(score);
+                }
+                Ok(top_k(best.into_iter().collect(), k))
             }
             VectorIndex::Ann(a) => {
+                // Pieces of one row may fill several of the first places:
+                // look further when there are any, and keep each row's best.
+                let wanted = if a.pieces > 0 { k * 2 } else { k };
                 let m = match allow {
-                    None => a.index.search(q, k),
-                    Some(f) => a.index.filtered_search(q, k, |key| f(key as i64)),
+                    None => a.index.search(q, wanted),
+                    Some(_) => a
+                        .index
+                        .filtered_search(q, wanted, |key| allowed(key as i64)),
                 }
                 .map_err(ann_err)?;
+                let mut seen = std::collections::HashSet::new();
                 Ok(m.keys
                     .iter()
                     .zip(&m.distances)
-                    .map(|(&key, &d)| (key as i64, 1.0 - d))
+                    .map(|(&key, &d)| (row_of(key as i64), 1.0 - d))
+                    .filter(|(row, _)| seen.insert(*row))
+                    .take(k)
                     .collect())
             }
         }
     }
 
-    /// Builds an HNSW index over the given rows on every core (usearch
-    /// accepts concurrent adds once capacity is reserved), reporting progress.
+    /// Builds an HNSW index over the given rows (each with its vectors) on
+    /// every core (usearch accepts concurrent adds once capacity is
+    /// reserved), reporting progress.
     pub fn build_ann(
         dim: usize,
         items: &[(i64, Vec<f32>)],
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<VectorIndex> {
-        let borrowed: Vec<(i64, &[f32])> = items.iter().map(|(r, v)| (*r, v.as_slice())).collect();
-        VectorIndex::build_ann_from(dim, &borrowed, progress)
+        for (_, v) in items {
+            check_width(v.len(), dim)?;
+        }
+        let keys: Vec<(i64, &[f32])> = items
+            .iter()
+            .flat_map(|(row, v)| keyed(*row, v, dim))
+            .collect();
+        VectorIndex::build_ann_from(dim, &keys, progress)
     }
 
+    /// An HNSW index over vectors already under their keys.
     fn build_ann_from(
         dim: usize,
-        items: &[(i64, &[f32])],
+        keys: &[(i64, &[f32])],
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<VectorIndex> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
         index
-            .reserve_capacity_and_threads(items.len().max(1024), threads)
+            .reserve_capacity_and_threads(keys.len().max(1024), threads)
             .map_err(ann_err)?;
-        add_concurrently(&index, items, threads, progress)?;
-        progress(items.len(), items.len());
-        Ok(VectorIndex::Ann(Ann { index }))
+        add_concurrently(&index, keys, threads, progress)?;
+        progress(keys.len(), keys.len());
+        let pieces = keys.iter().filter(|(k, _)| *k != row_of(*k)).count();
+        Ok(VectorIndex::Ann(Ann { index, pieces }))
     }
 
     /// Turns an exact index into an HNSW one (when a partition outgrows the threshold).
     pub fn promote(&mut self) -> Result<()> {
         if let VectorIndex::Flat(f) = self {
-            let items: Vec<(i64, &[f32])> = f
-                .rows
+            let keys: Vec<(i64, &[f32])> = f
+                .keys
                 .iter()
                 .copied()
                 .zip(f.data.chunks_exact(f.dim.max(1)))
                 .collect();
-            let ann = VectorIndex::build_ann_from(f.dim, &items, &|_, _| {})?;
+            let ann = VectorIndex::build_ann_from(f.dim, &keys, &|_, _| {})?;
             *self = ann;
         }
         Ok(())
@@ -266,32 +373,32 @@ impl VectorIndex {
         if index.dimensions() != dim {
             return Err(ann_err("saved index has other dimensions"));
         }
-        Ok(VectorIndex::Ann(Ann { index }))
+        Ok(VectorIndex::Ann(Ann { index, pieces: 0 }))
     }
 }
 
-/// Adds items to an HNSW graph from `threads` threads (usearch accepts
+/// Adds keyed vectors to an HNSW graph from `threads` threads (usearch accepts
 /// concurrent adds once capacity and threads are reserved), reporting
 /// progress every thousand.
 fn add_concurrently(
     index: &Index,
-    items: &[(i64, &[f32])],
+    keys: &[(i64, &[f32])],
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<()> {
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    let chunk = keys.len().div_ceil(threads.max(1)).max(1);
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = items
+        let handles: Vec<_> = keys
             .chunks(chunk)
             .map(|part| {
                 let done = &done;
                 scope.spawn(move || {
-                    for (row, v) in part {
-                        index.add(*row as u64, v).map_err(ann_err)?;
+                    for (key, v) in part {
+                        index.add(*key as u64, v).map_err(ann_err)?;
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                         if n.is_multiple_of(1000) {
-                            progress(n, items.len());
+                            progress(n, keys.len());
                         }
                     }
                     Ok(())

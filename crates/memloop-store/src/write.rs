@@ -160,7 +160,12 @@ impl EmbeddedStore {
             rec.text = text;
             tx.execute(
                 "UPDATE memories SET text = ?1, content_hash = ?2, embedding = ?3 WHERE row = ?4",
-                params![rec.text, rec.content_hash, vector_to_blob(&v), row],
+                params![
+                    rec.text,
+                    rec.content_hash,
+                    vector_to_blob(&with_pieces(&v, &change.pieces)),
+                    row
+                ],
             )
             .map_err(sql_err)?;
             crate::graph::replace_links(&tx, &partition, row, &change.links)?;
@@ -507,6 +512,7 @@ fn add_in(
 ) -> Result<MemoryRecord> {
     let id = uuid::Uuid::now_v7().to_string();
     let links = m.links;
+    let vectors = with_pieces(v, &m.pieces);
     let record = MemoryRecord {
         id: id.clone(),
         text: m.text,
@@ -526,7 +532,7 @@ fn add_in(
         content_hash: hash,
         superseded_by: None,
     };
-    let row = insert_row(tx, partition, &record, v)?;
+    let row = insert_row(tx, partition, &record, &vectors)?;
     crate::graph::write_links(tx, partition, row, &links)?;
     log_history(
         tx,
@@ -569,8 +575,17 @@ fn find_duplicate(
     Ok(None)
 }
 
+/// A memory's vectors as its row keeps them: the first, then its pieces.
+fn with_pieces(first: &[f32], pieces: &[Vec<f32>]) -> Vec<f32> {
+    let mut all = Vec::with_capacity(first.len() * (1 + pieces.len()));
+    all.extend_from_slice(first);
+    pieces.iter().for_each(|p| all.extend_from_slice(p));
+    all
+}
+
 /// Inserts a memory row holding every field of `r` (a new memory's, or a
-/// restored one's with its times, counts and supersession kept).
+/// restored one's with its times, counts and supersession kept), with its
+/// vectors (`with_pieces`).
 pub(crate) fn insert_row(
     tx: &Transaction<'_>,
     partition: &str,

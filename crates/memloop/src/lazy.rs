@@ -53,4 +53,8 @@ impl Embedder for LazyEmbedder {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.get()?.embed_batch(texts)
     }
+
+    fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        self.get()?.embed_pieces(texts)
+    }
 }

@@ -306,6 +306,7 @@ impl Memory {
             self.default_ttl(m, now)?;
             crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
         }
+        self.fill_pieces(memories.iter_mut().map(|(m, _)| m))?;
         let written = self.store.insert(scope, memories)?;
         Ok(written
             .into_iter()
@@ -400,6 +401,13 @@ impl Memory {
                 None => self.store.get(tenant, id)?.metadata,
             };
             crate::expand::fill_links(&mut change.links, text, &metadata);
+            if change.pieces.is_empty() {
+                change.pieces = self
+                    .embedder
+                    .embed_pieces(&[text])?
+                    .pop()
+                    .unwrap_or_default();
+            }
         }
         let (rec, old) = self.store.update(tenant, id, change)?;
         Ok(WriteResult {
@@ -499,7 +507,23 @@ impl Memory {
         let (mut m, v) = new;
         self.default_ttl(&mut m, self.clock().now())?;
         crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
+        self.fill_pieces(std::iter::once(&mut m))?;
         self.store.supersede(scope, old_id, (m, v), reason)
+    }
+
+    /// Embeds the later pieces of the long texts among `memories` that
+    /// have none yet (one batch), so that every write path stores them.
+    fn fill_pieces<'a>(&self, memories: impl Iterator<Item = &'a mut NewMemory>) -> Result<()> {
+        let mut todo: Vec<&mut NewMemory> = memories.filter(|m| m.pieces.is_empty()).collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = todo.iter().map(|m| m.text.as_str()).collect();
+        let pieces = self.embedder.embed_pieces(&texts)?;
+        for (m, p) in todo.iter_mut().zip(pieces) {
+            m.pieces = p;
+        }
+        Ok(())
     }
 
     pub fn stats(&self) -> Result<Stats> {

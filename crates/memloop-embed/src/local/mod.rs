@@ -7,7 +7,7 @@ mod gemm;
 
 use std::path::{Path, PathBuf};
 
-use memloop_core::{Embedder, EmbedderInfo, Error, Result};
+use memloop_core::{Embedder, EmbedderInfo, Error, Result, MAX_PIECES};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use bert::Bert;
@@ -77,6 +77,10 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
 
 pub struct MiniLmEmbedder {
     tokenizer: Tokenizer,
+    /// The same without truncation, for the windows of long texts.
+    untruncated: Tokenizer,
+    /// [CLS] and [SEP], which frame each window.
+    specials: (u32, u32),
     model: Bert,
     threads: usize,
     gemm: GemmPath,
@@ -107,6 +111,20 @@ impl MiniLmEmbedder {
         // The shipped tokenizer.json pads every input to 128 tokens and truncates
         // at 128; we pack without padding and truncate where sentence-transformers does.
         tokenizer.with_padding(None);
+        let mut untruncated = tokenizer.clone();
+        untruncated
+            .with_truncation(None)
+            .map_err(|e| Error::ModelInvalid {
+                path: tok_path.clone(),
+                reason: e.to_string(),
+            })?;
+        let special = |t: &str| {
+            tokenizer.token_to_id(t).ok_or_else(|| Error::ModelInvalid {
+                path: tok_path.clone(),
+                reason: format!("the tokenizer has no {t} token"),
+            })
+        };
+        let specials = (special("[CLS]")?, special("[SEP]")?);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
@@ -135,6 +153,8 @@ impl MiniLmEmbedder {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         Ok(MiniLmEmbedder {
             tokenizer,
+            untruncated,
+            specials,
             model,
             threads,
             gemm,
@@ -206,10 +226,69 @@ impl Embedder for MiniLmEmbedder {
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let seqs = self.tokenize(texts)?;
+        self.embed_parallel(&seqs)
+    }
+
+    fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        let mut windows = Vec::new();
+        let mut owners = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            // Every token takes at least a byte: a shorter text fits the
+            // first window, and is not tokenised again for nothing.
+            if text.len() < MAX_TOKENS {
+                continue;
+            }
+            let ids = self
+                .untruncated
+                .encode(*text, false)
+                .map_err(|e| Error::Embedding(format!("tokenizer failed: {e}")))?;
+            for w in later_windows(ids.get_ids(), self.specials) {
+                windows.push(w);
+                owners.push(i);
+            }
+        }
+        let mut out = vec![Vec::new(); texts.len()];
+        for (owner, v) in owners.into_iter().zip(self.embed_parallel(&windows)?) {
+            out[owner].push(v);
+        }
+        Ok(out)
+    }
+}
+
+/// Tokens two consecutive windows of a long text share, so that a
+/// sentence cut by one window's end is whole in the next.
+pub const PIECE_OVERLAP: usize = 64;
+
+/// The windows of a text past the first, as model inputs ([CLS] … [SEP]):
+/// `content` is the text's tokens without special ones. The first window
+/// is what `embed` reads (the first 254 tokens); each next one starts
+/// `PIECE_OVERLAP` tokens before the previous one ended, while there are
+/// tokens no window has read.
+fn later_windows(content: &[u32], (cls, sep): (u32, u32)) -> Vec<Vec<u32>> {
+    let width = MAX_TOKENS - 2;
+    let step = width - PIECE_OVERLAP;
+    let mut out = Vec::new();
+    let mut start = step;
+    while start + PIECE_OVERLAP < content.len() && out.len() < MAX_PIECES {
+        let end = (start + width).min(content.len());
+        let mut w = Vec::with_capacity(end - start + 2);
+        w.push(cls);
+        w.extend_from_slice(&content[start..end]);
+        w.push(sep);
+        out.push(w);
+        start += step;
+    }
+    out
+}
+
+impl MiniLmEmbedder {
+    /// Embeds model inputs on every core: contiguous groups of about equal
+    /// token counts, one per thread (one input shares each product's
+    /// columns among the cores instead).
+    fn embed_parallel(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
         let threads = self.threads.min(seqs.len());
         if threads <= 1 {
-            // One input: share each matrix product's columns among the cores instead.
-            return self.embed_sequences(&seqs, self.threads);
+            return self.embed_sequences(seqs, self.threads);
         }
         // Split into contiguous groups of about equal token counts, one per thread.
         let total: usize = seqs.iter().map(Vec::len).sum();
@@ -240,10 +319,49 @@ impl Embedder for MiniLmEmbedder {
                 })
                 .collect()
         });
-        let mut out = Vec::with_capacity(texts.len());
+        let mut out = Vec::with_capacity(seqs.len());
         for r in results {
             out.extend(r?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_that_fits_the_first_window_has_no_later_ones() {
+        let specials = (101, 102);
+        assert!(later_windows(&[], specials).is_empty());
+        assert!(later_windows(&[7; 254], specials).is_empty());
+        // The next window would start 64 tokens before the first one's
+        // end: with nothing new past it, there is none.
+        assert!(later_windows(&[7; 190 + PIECE_OVERLAP], specials).is_empty());
+    }
+
+    #[test]
+    fn windows_overlap_and_cover_every_token() {
+        let content: Vec<u32> = (1000..1700).collect();
+        let windows = later_windows(&content, (101, 102));
+        // 700 tokens: the first window reads 0..254, then 190..444,
+        // 380..634 and 570..700.
+        assert_eq!(windows.len(), 3);
+        for w in &windows {
+            assert!(w.len() <= MAX_TOKENS);
+            assert_eq!((w[0], w[w.len() - 1]), (101, 102));
+        }
+        assert_eq!(windows[0][1], 1190);
+        assert_eq!(windows[1][1], 1380);
+        assert_eq!(*windows[2].iter().rev().nth(1).unwrap(), 1699);
+        // Each starts 64 tokens before the previous one ended.
+        assert_eq!(windows[0][1] + 254 - PIECE_OVERLAP as u32, windows[1][1]);
+    }
+
+    #[test]
+    fn a_text_has_at_most_max_pieces() {
+        let content = vec![7u32; 100_000];
+        assert_eq!(later_windows(&content, (101, 102)).len(), MAX_PIECES);
     }
 }
