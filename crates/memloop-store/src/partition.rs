@@ -125,10 +125,6 @@ struct Sidecar {
     partition: String,
     seq: i64,
     model_id: String,
-    /// How many of the graph's vectors are pieces of long texts (absent in
-    /// files saved before pieces: none).
-    #[serde(default)]
-    pieces: usize,
 }
 
 /// The last seq ever given to an index_log entry (it survives pruning).
@@ -315,6 +311,7 @@ impl EmbeddedStore {
                     saved_seq,
                 };
                 self.apply_log_vectors_only(conn, &mut part, partition, saved_seq)?;
+                part.vectors.count_pieces(count);
                 return Ok(part);
             }
         }
@@ -493,8 +490,7 @@ impl EmbeddedStore {
         if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
             return None;
         }
-        let mut vectors = VectorIndex::load_ann(self.embedder.dimensions, &index_path).ok()?;
-        vectors.set_pieces(sidecar.pieces);
+        let vectors = VectorIndex::load_ann(self.embedder.dimensions, &index_path).ok()?;
         Some((vectors, sidecar.seq))
     }
 
@@ -539,7 +535,6 @@ impl EmbeddedStore {
             partition: partition.to_string(),
             seq,
             model_id: self.embedder.model_id.clone(),
-            pieces: vectors.pieces(),
         };
         let json = serde_json::to_vec(&sidecar)
             .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;

@@ -125,19 +125,12 @@ impl VectorIndex {
         matches!(self, VectorIndex::Ann(_))
     }
 
-    /// Vectors held for the later pieces of long texts.
-    pub fn pieces(&self) -> usize {
-        match self {
-            VectorIndex::Flat(f) => f.pieces,
-            VectorIndex::Ann(a) => a.pieces,
-        }
-    }
-
-    /// For a graph restored from a file: how many of its vectors are
-    /// pieces (its sidecar says; it only sizes how far a search looks).
-    pub fn set_pieces(&mut self, n: usize) {
+    /// For a graph restored from a file and caught up with the rows: it
+    /// holds `rows` rows, so the rest of its vectors are pieces (the count
+    /// only sizes how far a search looks).
+    pub fn count_pieces(&mut self, rows: usize) {
         if let VectorIndex::Ann(a) = self {
-            a.pieces = n.min(a.index.size());
+            a.pieces = a.index.size().saturating_sub(rows);
         }
     }
 
