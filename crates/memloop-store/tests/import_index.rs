@@ -8,32 +8,11 @@
 
 use std::path::Path;
 
-use memloop_core::{EmbedderInfo, NewMemory, Scope};
+use memloop_core::{NewMemory, Scope};
 use memloop_store::{EmbeddedStore, LongTermStore, SearchQuery, StoreOptions};
 
-const DIMS: usize = 32;
-
-fn info() -> EmbedderInfo {
-    EmbedderInfo {
-        model_id: "test-hash".into(),
-        dimensions: DIMS,
-    }
-}
-
-/// A deterministic unit vector per seed.
-fn vector(seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let v: Vec<f32> = (0..DIMS)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        })
-        .collect();
-    let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-    v.iter().map(|a| a / norm).collect()
-}
+mod common;
+use common::{dense, info, vector};
 
 fn open(dir: &Path) -> EmbeddedStore {
     let options = StoreOptions::default().with_ann_threshold(300);
@@ -44,13 +23,6 @@ fn batch(from: u64, n: u64) -> Vec<(NewMemory, Vec<f32>)> {
     (from..from + n)
         .map(|i| (NewMemory::text(format!("note number {i}")), vector(i)))
         .collect()
-}
-
-fn dense(scope: &Scope) -> SearchQuery {
-    let mut q = SearchQuery::new(scope.clone(), "");
-    q.keyword_weight = 0.0;
-    q.top_k = 5;
-    q
 }
 
 #[test]
@@ -71,7 +43,7 @@ fn an_import_leaves_nothing_for_the_first_search() {
     }
     // The graph grown batch by batch (on several threads) answers as exact search.
     for i in [0u64, 299, 650, 1199] {
-        let hits = store.search(&dense(&scope), &vector(i)).unwrap();
+        let hits = store.search(&dense(&scope, 5), &vector(i)).unwrap();
         assert_eq!(hits[0].record.text, format!("note number {i}"));
     }
     // A single write keeps a loaded index current.
@@ -84,7 +56,7 @@ fn an_import_leaves_nothing_for_the_first_search() {
     let other = Scope::user("someone-else");
     store.insert(&other, batch(9000, 3)).unwrap();
     assert_eq!(store.index_status(&other).unwrap(), None);
-    let hits = store.search(&dense(&other), &vector(9001)).unwrap();
+    let hits = store.search(&dense(&other, 5), &vector(9001)).unwrap();
     assert_eq!(hits[0].record.text, "note number 9001");
     // The graph is saved at close, and the next open restores it.
     drop(store);
@@ -93,7 +65,7 @@ fn an_import_leaves_nothing_for_the_first_search() {
         .flatten()
         .any(|e| e.path().extension().is_some_and(|x| x == "usearch")));
     let store = open(dir.path());
-    let hits = store.search(&dense(&scope), &vector(777)).unwrap();
+    let hits = store.search(&dense(&scope, 5), &vector(777)).unwrap();
     assert_eq!(hits[0].record.text, "note number 777");
     let status = store.index_status(&scope).unwrap().unwrap();
     assert!(status.hnsw && status.vectors == 1200);

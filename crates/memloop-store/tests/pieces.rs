@@ -6,43 +6,15 @@
 
 use std::path::Path;
 
-use memloop_core::{EmbedderInfo, NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, SearchQuery, StoreOptions};
+use memloop_core::{NewMemory, Scope};
+use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, StoreOptions};
 
-const DIMS: usize = 32;
-
-fn info() -> EmbedderInfo {
-    EmbedderInfo {
-        model_id: "test-hash".into(),
-        dimensions: DIMS,
-    }
-}
-
-/// A deterministic unit vector per seed.
-fn vector(seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let v: Vec<f32> = (0..DIMS)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        })
-        .collect();
-    let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-    v.iter().map(|a| a / norm).collect()
-}
+mod common;
+use common::{dense, info, vector, DIMS};
 
 fn open(dir: &Path, ann_threshold: usize) -> EmbeddedStore {
     let options = StoreOptions::default().with_ann_threshold(ann_threshold);
     EmbeddedStore::open(dir, info(), options).unwrap()
-}
-
-fn dense(scope: &Scope, k: usize) -> SearchQuery {
-    let mut q = SearchQuery::new(scope.clone(), "");
-    q.keyword_weight = 0.0;
-    q.top_k = k;
-    q
 }
 
 /// `n` short memories (seeds 0..n) and one long one whose first vector is
