@@ -175,3 +175,41 @@ fn purge_leaves_no_name_in_the_file() {
         "the check reads the files that hold names"
     );
 }
+
+/// gc deletes without the schema's cascade (see expire.rs): an expired
+/// memory's mentions and relations go with it, the others stay, and the
+/// file is left with no row pointing at a memory that is gone.
+#[test]
+fn gc_takes_expired_memories_links_along() {
+    use memloop_core::time::Clock;
+    const T0: i64 = 1_700_000_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(T0);
+    let options = StoreOptions::default().with_clock(clock.clone());
+    let info = EmbedderInfo {
+        model_id: "test".into(),
+        dimensions: DIMS,
+    };
+    let store = EmbeddedStore::open(dir.path(), info, options).unwrap();
+    let u = Scope::user("u");
+    let relation = Some(("Anna", "works_at", "Globex"));
+    let mut expiring = with_links("Anna works at Globex", &["Anna", "Globex"], relation);
+    expiring.0.expires_at = Some(T0 + 1);
+    let kept = with_links("Anna joined Globex", &["Anna", "Globex"], relation);
+    let added = store.insert(&u, vec![expiring, kept]).unwrap();
+    let count = |sql: &str| -> i64 {
+        let conn = rusqlite::Connection::open(dir.path().join(memloop_store::DB_FILE)).unwrap();
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    let links = "SELECT (SELECT COUNT(*) FROM mentions) * 100 + (SELECT COUNT(*) FROM relations)";
+    assert_eq!(count(links), 402);
+    clock.advance(2).unwrap();
+    assert_eq!(store.expire().unwrap().memories_deleted, 1);
+    assert_eq!(count(links), 201);
+    let dangling =
+        "SELECT COUNT(*) FROM mentions WHERE memory_row NOT IN (SELECT row FROM memories)";
+    assert_eq!(count(dangling), 0);
+    let links = store.entity_links(&u, "Anna").unwrap().unwrap();
+    assert_eq!(links.relations.len(), 1);
+    assert_eq!(links.relations[0].memory_id, added[1].0.id);
+}
