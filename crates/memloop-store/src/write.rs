@@ -548,6 +548,15 @@ fn add_in(
     Ok(record)
 }
 
+/// The current memories of a partition (?1) with a content hash (?2) and
+/// kind (?3), found through the hash key's index (schema.rs).
+fn duplicate_sql() -> String {
+    format!(
+        "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND hash_key = substr(?2, 1, 16) \
+         AND content_hash = ?2 AND kind = ?3 AND valid_until IS NULL"
+    )
+}
+
 /// The current memory with this identity in the scope. An expired one is
 /// not current: the same text written again is stored anew.
 fn find_duplicate(
@@ -558,11 +567,7 @@ fn find_duplicate(
     kind: &str,
     now: i64,
 ) -> Result<Option<MemoryRecord>> {
-    let mut stmt = tx
-        .prepare_cached(&format!(
-            "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND content_hash = ?2 AND kind = ?3 AND valid_until IS NULL"
-        ))
-        .map_err(sql_err)?;
+    let mut stmt = tx.prepare_cached(&duplicate_sql()).map_err(sql_err)?;
     let rows = stmt
         .query_map(params![partition, hash, kind], record_from_row)
         .map_err(sql_err)?;
@@ -627,4 +632,40 @@ pub(crate) fn insert_row(
     ])
     .map_err(sql_err)?;
     Ok(tx.last_insert_rowid())
+}
+
+#[cfg(test)]
+mod tests {
+    use memloop_core::EmbedderInfo;
+
+    use crate::{EmbeddedStore, StoreOptions};
+
+    /// Every write runs the duplicate check: it must seek its index, not
+    /// scan the partition (the planner prefers the partition's index when
+    /// the query does not name the hash key the way the index does).
+    #[test]
+    fn the_duplicate_check_seeks_the_hash_key_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = EmbedderInfo {
+            model_id: "test".into(),
+            dimensions: 4,
+        };
+        let store = EmbeddedStore::open(dir.path(), info, StoreOptions::default()).unwrap();
+        let conn = store.conn();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", super::duplicate_sql()))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params!["p", "0123456789abcdef01", "fact"], |r| {
+                r.get(3)
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|d| d.contains("memories_by_hash_key (partition=? AND hash_key=?)")),
+            "{plan:?}"
+        );
+    }
 }
