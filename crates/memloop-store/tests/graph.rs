@@ -11,11 +11,15 @@ use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, StoreOptions};
 const DIMS: usize = 4;
 
 fn open(dir: &std::path::Path) -> EmbeddedStore {
+    open_with(dir, StoreOptions::default())
+}
+
+fn open_with(dir: &std::path::Path, options: StoreOptions) -> EmbeddedStore {
     let info = EmbedderInfo {
         model_id: "test".into(),
         dimensions: DIMS,
     };
-    EmbeddedStore::open(dir, info, StoreOptions::default()).unwrap()
+    EmbeddedStore::open(dir, info, options).unwrap()
 }
 
 fn with_links(
@@ -185,12 +189,10 @@ fn gc_takes_expired_memories_links_along() {
     const T0: i64 = 1_700_000_000_000;
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::manual(T0);
-    let options = StoreOptions::default().with_clock(clock.clone());
-    let info = EmbedderInfo {
-        model_id: "test".into(),
-        dimensions: DIMS,
-    };
-    let store = EmbeddedStore::open(dir.path(), info, options).unwrap();
+    let store = open_with(
+        dir.path(),
+        StoreOptions::default().with_clock(clock.clone()),
+    );
     let u = Scope::user("u");
     let relation = Some(("Anna", "works_at", "Globex"));
     let mut expiring = with_links("Anna works at Globex", &["Anna", "Globex"], relation);
@@ -206,8 +208,9 @@ fn gc_takes_expired_memories_links_along() {
     clock.advance(2).unwrap();
     assert_eq!(store.expire().unwrap().memories_deleted, 1);
     assert_eq!(count(links), 201);
-    let dangling =
-        "SELECT COUNT(*) FROM mentions WHERE memory_row NOT IN (SELECT row FROM memories)";
+    let dangling = "SELECT (SELECT COUNT(*) FROM mentions WHERE memory_row NOT IN \
+                    (SELECT row FROM memories)) + (SELECT COUNT(*) FROM relations \
+                    WHERE memory_row NOT IN (SELECT row FROM memories))";
     assert_eq!(count(dangling), 0);
     let links = store.entity_links(&u, "Anna").unwrap().unwrap();
     assert_eq!(links.relations.len(), 1);
