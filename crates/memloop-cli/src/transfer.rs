@@ -8,7 +8,7 @@ use clap::Args;
 use memloop::dump::{
     DumpHeader, DumpLine, DumpedHistory, RestoreBatch, RestoreReport, FORMAT, VERSION,
 };
-use memloop::{Config, Error, Memory, MemoryRecord};
+use memloop::{Config, Embedded, Error, Memory, MemoryRecord};
 
 use crate::output::Output;
 
@@ -57,7 +57,7 @@ pub fn export(config: &Config, a: ExportArgs) -> anyhow::Result<()> {
 /// Lines read so far and what they wait to become.
 struct Pending<'m> {
     memory: &'m Memory,
-    memories: Vec<(MemoryRecord, Option<Vec<f32>>)>,
+    memories: Vec<(MemoryRecord, Option<Embedded>)>,
     history: Vec<Vec<DumpedHistory>>,
     /// The history group still being read (its memory's lines may go on).
     open: Vec<DumpedHistory>,
@@ -71,24 +71,24 @@ impl Pending<'_> {
         let texts: Vec<&str> = self
             .memories
             .iter()
-            .filter(|(_, v)| v.is_none())
+            .filter(|(_, e)| e.is_none())
             .map(|(r, _)| r.text.as_str())
             .collect();
         let mut computed = if texts.is_empty() {
             Vec::new()
         } else {
-            self.memory.embedder().embed_batch(&texts)?
+            self.memory.embed_all(&texts)?
         }
         .into_iter();
         let mut batch = RestoreBatch::default();
-        for (r, v) in self.memories.drain(..) {
-            let v = match v {
-                Some(v) => v,
+        for (r, e) in self.memories.drain(..) {
+            let e = match e {
+                Some(e) => e,
                 None => computed.next().ok_or_else(|| {
                     Error::Internal("the embedder returned too few vectors".into())
                 })?,
             };
-            batch.memories.push((r, v));
+            batch.memories.push((r, e));
         }
         batch.history = std::mem::take(&mut self.history);
         let done = self.memory.store().restore(&batch)?;
@@ -211,11 +211,19 @@ fn take(
             memloop::validate_memory_id(&record.id)?;
             record.scope.validate()?;
             memloop::text::validate_text(&record.text)?;
-            let vector = vector.filter(|_| *keep_vectors);
-            if let Some(v) = &vector {
-                check_vector(p, v)?;
+            let vectors = vector.filter(|_| *keep_vectors);
+            if let Some(e) = &vectors {
+                check_vector(p, &e.vector)?;
+                if e.pieces.len() > memloop::MAX_PIECES {
+                    return Err(Error::invalid(format!(
+                        "{} piece vectors where a memory has at most {}",
+                        e.pieces.len(),
+                        memloop::MAX_PIECES
+                    )));
+                }
+                e.pieces.iter().try_for_each(|v| check_vector(p, v))?;
             }
-            p.memories.push((record, vector));
+            p.memories.push((record, vectors));
         }
         DumpLine::History(h) => {
             memloop::validate_memory_id(&h.memory_id)?;

@@ -131,6 +131,11 @@ fn embedded_to_postgres_to_embedded_round_trips_exactly() {
             "Bob plays chess on Sundays",
         ],
     );
+    // A memory longer than the model's window: its later pieces travel too.
+    let long: String = (1..=60)
+        .map(|i| format!("In week {i} Bob studied chess opening number {i}. "))
+        .collect();
+    ok(&a, None, &["add", "--user", "bob", "--json", long.trim()]);
     ok(
         &a,
         None,
@@ -157,6 +162,12 @@ fn embedded_to_postgres_to_embedded_round_trips_exactly() {
     assert!(lines
         .iter()
         .any(|l| l["type"] == "history" && l["new_memory"] == "Carol collects stamps"));
+    let pieces: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| l["pieces"].as_array().map(Vec::len))
+        .collect();
+    assert_eq!(pieces.len(), 1, "only the long memory has pieces");
+    assert!(pieces[0] >= 1, "{pieces:?}");
 
     let file = tmp.path().join("a.jsonl");
     std::fs::write(&file, &first).unwrap();
@@ -209,14 +220,44 @@ fn embedded_to_postgres_to_embedded_round_trips_exactly() {
         bob.lines()
             .filter(|l| l.contains(r#""type":"memory""#))
             .count(),
-        1
+        2
     );
-    assert!(!bob.contains("\"vector\""));
+    assert!(!bob.contains("\"vector\"") && !bob.contains("\"pieces\""));
     let bob_file = tmp.path().join("bob.jsonl");
     std::fs::write(&bob_file, &bob).unwrap();
     let d = tmp.path().join("d");
     import(&d, None, &bob_file);
     assert_eq!(ok(&d, None, &["export", "--user", "bob"]), bob);
+    // Embedded on import as a write embeds: the same vectors, pieces too
+    // (up to rounding: a batch may pad texts differently).
+    let with_vectors = ["export", "--user", "bob", "--vectors"];
+    let vectors_of = |dir: &Path| -> Vec<Vec<Vec<f64>>> {
+        ok(dir, None, &with_vectors)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "memory")
+            .map(|l| {
+                let mut all = vec![l["vector"].clone()];
+                all.extend(l["pieces"].as_array().cloned().unwrap_or_default());
+                all.iter()
+                    .map(|v| serde_json::from_value::<Vec<f64>>(v.clone()).unwrap())
+                    .collect()
+            })
+            .collect()
+    };
+    let (written, imported) = (vectors_of(&a), vectors_of(&d));
+    assert_eq!(
+        written.iter().map(Vec::len).collect::<Vec<_>>(),
+        imported.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert!(
+        written.iter().any(|m| m.len() > 1),
+        "the long memory's pieces"
+    );
+    for (x, y) in written.iter().flatten().zip(imported.iter().flatten()) {
+        let cos: f64 = x.iter().zip(y).map(|(p, q)| p * q).sum();
+        assert!(cos > 0.9999, "cosine {cos}");
+    }
     let found = ok(
         &d,
         None,

@@ -8,6 +8,8 @@ use memloop_core::time::millis;
 use memloop_core::{EmbedderInfo, Event, HistoryEntry, MemoryRecord};
 use serde::{Deserialize, Serialize};
 
+use crate::Embedded;
+
 /// The value of `format` in a dump's first line.
 pub const FORMAT: &str = "memloop-export";
 /// The format version this build writes and reads.
@@ -46,14 +48,22 @@ pub struct DumpedMemory {
     pub superseded_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector: Option<Vec<f32>>,
+    /// With `vector`: a long memory's later pieces (none for a short one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pieces: Vec<Vec<f32>>,
 }
 
 impl DumpedMemory {
-    /// The record with its `superseded_by` put back.
-    pub fn into_record(self) -> (MemoryRecord, Option<Vec<f32>>) {
+    /// The record with its `superseded_by` put back, and its vectors when
+    /// the line has them.
+    pub fn into_record(self) -> (MemoryRecord, Option<Embedded>) {
         let mut record = self.record;
         record.superseded_by = self.superseded_by;
-        (record, self.vector)
+        let pieces = self.pieces;
+        (
+            record,
+            self.vector.map(|vector| Embedded { vector, pieces }),
+        )
     }
 }
 
@@ -102,7 +112,7 @@ impl DumpedHistory {
 /// whole history of some memories (one group per memory).
 #[derive(Debug, Default)]
 pub struct RestoreBatch {
-    pub memories: Vec<(MemoryRecord, Vec<f32>)>,
+    pub memories: Vec<(MemoryRecord, Embedded)>,
     pub history: Vec<Vec<DumpedHistory>>,
 }
 

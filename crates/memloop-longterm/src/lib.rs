@@ -70,9 +70,9 @@ use memloop_core::{
 use serde_json::Value;
 
 pub use query::{
-    number_sessions, Decay, EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, MemoryUpdate,
-    OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_SPEAKER_BOOST,
-    DEFAULT_TIME_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
+    number_sessions, Decay, EmbedFn, Embedded, Entity, ExpireReport, ForgetReport, ListQuery,
+    MemoryUpdate, OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
+    DEFAULT_SPEAKER_BOOST, DEFAULT_TIME_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
 };
 
 /// A long-term store: records with history, hybrid search, and the

@@ -289,8 +289,26 @@ pub struct Stats {
     pub hnsw_partitions: usize,
 }
 
-/// Embeds a batch of texts (reindex takes the embedder as a function).
-pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
+/// Embeds a batch of texts, each into all its vectors (reindex takes the
+/// embedder as a function).
+pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Embedded>> + 'a;
+
+/// A text's vectors: the first reads its start (`Embedder::embed_batch`),
+/// the pieces what a long text says past the model's window
+/// (`Embedder::embed_pieces`, empty for a short text).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Embedded {
+    pub vector: Vec<f32>,
+    pub pieces: Vec<Vec<f32>>,
+}
+
+impl Embedded {
+    /// Checks both against the store's embedder.
+    pub fn check(&self, embedder: &memloop_core::EmbedderInfo) -> Result<()> {
+        crate::checks::check_vector(embedder, &self.vector)?;
+        crate::checks::check_pieces(embedder, &self.pieces)
+    }
+}
 
 /// A change to one memory; fields left None stay as they are.
 #[derive(Debug, Clone, Default)]

@@ -2,7 +2,6 @@
 //! they are, a page per transaction, so a dump never sits in memory.
 
 use memloop_core::{Event, Result};
-use memloop_longterm::checks::check_vector;
 use memloop_longterm::dump::{
     history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
 };
@@ -25,28 +24,50 @@ impl PgStore {
         // the database's collation.
         let mut after = String::new();
         loop {
-            let page = self.tx(Tenancy::All, |tx| {
-                let rows = tx.query(
-                    &format!(
-                        "SELECT {RECORD_COLUMNS}, embedding FROM memories \
+            let page =
+                self.tx(Tenancy::All, |tx| {
+                    let rows = tx.query(
+                        &format!(
+                            "SELECT {RECORD_COLUMNS}, embedding FROM memories \
                          WHERE id COLLATE \"C\" > $1 AND ($2::text IS NULL OR user_id = $2) \
                          ORDER BY id COLLATE \"C\" LIMIT $3"
-                    ),
-                    &[&after, &user, &PAGE],
-                )?;
-                rows.iter()
-                    .map(|r| {
-                        let (_, mut record) = record_from_row(r)?;
-                        let superseded_by = record.superseded_by.take();
-                        let vector = vectors.then(|| r.get::<_, Vector>(21).to_vec());
-                        Ok(DumpedMemory {
-                            record,
-                            superseded_by,
-                            vector,
+                        ),
+                        &[&after, &user, &PAGE],
+                    )?;
+                    let mut page = rows
+                        .iter()
+                        .map(|r| {
+                            let (rid, mut record) = record_from_row(r)?;
+                            let superseded_by = record.superseded_by.take();
+                            let vector = vectors.then(|| r.get::<_, Vector>(21).to_vec());
+                            Ok((
+                                rid,
+                                DumpedMemory {
+                                    record,
+                                    superseded_by,
+                                    vector,
+                                    pieces: Vec::new(),
+                                },
+                            ))
                         })
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })?;
+                        .collect::<Result<Vec<_>>>()?;
+                    if vectors {
+                        // The page's pieces in one query, each memory's in order.
+                        let rids: Vec<i64> = page.iter().map(|(rid, _)| *rid).collect();
+                        let mut pieces: std::collections::HashMap<i64, Vec<Vec<f32>>> =
+                            Default::default();
+                        for r in tx.query(
+                        "SELECT rid, embedding FROM pieces WHERE rid = ANY($1) ORDER BY rid, ord",
+                        &[&rids],
+                    )? {
+                        pieces.entry(r.get(0)).or_default().push(r.get::<_, Vector>(1).to_vec());
+                    }
+                        for (rid, m) in &mut page {
+                            m.pieces = pieces.remove(rid).unwrap_or_default();
+                        }
+                    }
+                    Ok(page.into_iter().map(|(_, m)| m).collect::<Vec<_>>())
+                })?;
             let Some(last) = page.last() else {
                 break;
             };
@@ -98,13 +119,13 @@ impl PgStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for (r, v) in &batch.memories {
-            check_vector(&self.embedder, v)?;
+        for (r, e) in &batch.memories {
+            e.check(&self.embedder)?;
             r.scope.partition()?;
         }
         self.tx(Tenancy::All, |tx| {
             let mut report = RestoreReport::default();
-            for (r, v) in &batch.memories {
+            for (r, e) in &batch.memories {
                 // One importer at a time per id: two imports of one file
                 // race to a skip, not to a unique violation.
                 tx.query(
@@ -118,7 +139,7 @@ impl PgStore {
                     report.memories_present += 1;
                     continue;
                 }
-                insert_row(self, tx, &r.scope.partition()?, r, v)?;
+                insert_row(self, tx, &r.scope.partition()?, r, &e.vector, &e.pieces)?;
                 report.memories += 1;
             }
             for group in &batch.history {

@@ -148,7 +148,46 @@ CREATE TRIGGER memories_keep_stats
     .iter()
     .map(|t| rls(t))
     .collect::<String>();
-    vec![first, postings() + &rls("postings"), bulk_deletes()]
+    vec![
+        first,
+        postings() + &rls("postings"),
+        bulk_deletes(),
+        pieces(dims) + &rls("pieces"),
+    ]
+}
+
+/// Version 4: a long memory's later vectors (docs/retrieval.md, "Long
+/// memories in pieces"), one row each. The memory's partition, validity and
+/// expiry are kept beside them (the expiry and validity by a trigger, so
+/// every write path keeps them without knowing), for their HNSW index to
+/// filter as the memories' does; they go with their memory's row.
+fn pieces(dims: usize) -> String {
+    format!(
+        r#"
+CREATE TABLE pieces (
+    rid bigint NOT NULL REFERENCES memories (rid) ON DELETE CASCADE,
+    ord smallint NOT NULL,
+    partition text NOT NULL,
+    tenant text NOT NULL,
+    valid_until bigint,
+    expires_at bigint,
+    embedding vector({dims}) NOT NULL,
+    PRIMARY KEY (rid, ord)
+);
+CREATE INDEX pieces_by_partition ON pieces (partition);
+CREATE INDEX pieces_hnsw ON pieces USING hnsw (embedding vector_ip_ops) WHERE valid_until IS NULL;
+CREATE FUNCTION memloop_keep_pieces() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE pieces SET valid_until = NEW.valid_until, expires_at = NEW.expires_at WHERE rid = NEW.rid;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER memories_keep_pieces
+    AFTER UPDATE OF valid_until, expires_at ON memories
+    FOR EACH ROW
+    WHEN (OLD.valid_until IS DISTINCT FROM NEW.valid_until OR OLD.expires_at IS DISTINCT FROM NEW.expires_at)
+    EXECUTE FUNCTION memloop_keep_pieces();
+"#
+    )
 }
 
 /// Version 3: a DELETE of many rows (a purge, gc's batches) keeps the

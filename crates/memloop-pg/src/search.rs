@@ -32,15 +32,30 @@ fn indexed(q: &SearchQuery) -> &'static str {
     }
 }
 
-const VECTOR_ANN: &str =
-    "SELECT rid, (-(embedding <#> $1))::real, metadata->>'speaker' FROM memories \
-     WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
-     ORDER BY embedding <#> $1 LIMIT $3";
+/// The nearest current memories by their first vector and by their later
+/// pieces (schema version 4), each memory once at its best vector's score.
+/// Both lists are HNSW walks of their own table; the pieces table is empty
+/// unless memories outgrow the model's window.
+const VECTOR_ANN: &str = "WITH m AS (SELECT rid, embedding <#> $1 AS d FROM memories \
+       WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
+       ORDER BY embedding <#> $1 LIMIT $3), \
+     p AS (SELECT rid, embedding <#> $1 AS d FROM pieces \
+       WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
+       ORDER BY embedding <#> $1 LIMIT $3), \
+     best AS (SELECT rid, min(d) AS d FROM (SELECT * FROM m UNION ALL SELECT * FROM p) a \
+       GROUP BY rid ORDER BY min(d), rid LIMIT $3) \
+     SELECT best.rid, (-best.d)::real, x.metadata->>'speaker' FROM best JOIN memories x ON x.rid = best.rid \
+     ORDER BY best.d, best.rid";
 
+/// The exact scan over the rows a search looks through, pieces included.
 const VECTOR_EXACT: &str = "WITH v AS MATERIALIZED ( \
        SELECT rid, embedding, metadata->>'speaker' AS speaker FROM memories \
-       WHERE partition = $PART AND {indexed} AND ($ALLOWED::bigint[] IS NULL OR rid = ANY($ALLOWED))) \
-     SELECT rid, (-(embedding <#> $Q))::real, speaker FROM v ORDER BY embedding <#> $Q, rid LIMIT $N";
+       WHERE partition = $PART AND {indexed} AND ($ALLOWED::bigint[] IS NULL OR rid = ANY($ALLOWED))), \
+     e AS (SELECT rid, embedding <#> $Q AS d FROM v \
+           UNION ALL SELECT p.rid, p.embedding <#> $Q FROM pieces p JOIN v ON v.rid = p.rid \
+           WHERE p.partition = $PART) \
+     SELECT e.rid, (-min(e.d))::real, min(v.speaker) FROM e JOIN v ON v.rid = e.rid \
+     GROUP BY e.rid ORDER BY min(e.d), e.rid LIMIT $N";
 
 /// BM25 (k1 1.2, b 0.75, as the embedded index) over term frequencies read
 /// from the tsvector, for a search of the past (postings hold the current

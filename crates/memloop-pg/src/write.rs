@@ -146,6 +146,7 @@ impl PgStore {
                      tsv = $4::text::tsvector, doc_len = $5 WHERE rid = $6",
                     &[&rec.text, &rec.content_hash, &Vector::from(v.clone()), &tsv, &len, &rid],
                 )?;
+                replace_pieces(tx, rid, &change.pieces)?;
             }
             if let Some(m) = &change.metadata {
                 rec.metadata = m.clone();
@@ -439,15 +440,16 @@ impl PgStore {
                     "the embedder returned a wrong number of vectors".into(),
                 ));
             }
-            for v in &vectors {
-                self.check_dims(v)?;
+            for e in &vectors {
+                e.check(&self.embedder)?;
             }
             self.tx(Tenancy::All, |tx| {
-                for ((rid, _), v) in batch.iter().zip(&vectors) {
+                for ((rid, _), e) in batch.iter().zip(&vectors) {
                     tx.execute(
                         "UPDATE memories SET embedding = $1 WHERE rid = $2",
-                        &[&Vector::from(v.clone()), rid],
+                        &[&Vector::from(e.vector.clone()), rid],
                     )?;
+                    replace_pieces(tx, *rid, &e.pieces)?;
                 }
                 Ok(())
             })?;
@@ -491,7 +493,7 @@ impl PgStore {
             content_hash: hash,
             superseded_by: None,
         };
-        insert_row(self, tx, partition, &record, v)?;
+        insert_row(self, tx, partition, &record, v, &m.pieces)?;
         log_history(
             tx,
             &record.id,
@@ -530,14 +532,15 @@ fn find_duplicate(
     Ok(None)
 }
 
-/// Writes a record as it is (id and times included): for new memories and
-/// for import.
+/// Writes a record as it is (id and times included), with its vectors:
+/// for new memories and for import.
 pub(crate) fn insert_row(
     store: &PgStore,
     tx: &mut Tx<'_>,
     partition: &str,
     r: &MemoryRecord,
     v: &[f32],
+    pieces: &[Vec<f32>],
 ) -> Result<i64> {
     let provenance =
         serde_json::to_value(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
@@ -581,5 +584,28 @@ pub(crate) fn insert_row(
             &len,
         ],
     )?;
-    Ok(row.get(0))
+    let rid = row.get(0);
+    add_pieces(tx, rid, pieces)?;
+    Ok(rid)
+}
+
+/// Replaces a memory's later pieces (after its text was re-embedded).
+fn replace_pieces(tx: &mut Tx<'_>, rid: i64, pieces: &[Vec<f32>]) -> Result<()> {
+    tx.execute("DELETE FROM pieces WHERE rid = $1", &[&rid])?;
+    add_pieces(tx, rid, pieces)
+}
+
+/// Stores a memory's later pieces beside its row, with the row's
+/// partition, validity and expiry as they are now (the trigger keeps the
+/// last two from here on).
+fn add_pieces(tx: &mut Tx<'_>, rid: i64, pieces: &[Vec<f32>]) -> Result<()> {
+    for (i, p) in pieces.iter().enumerate() {
+        let ord = i16::try_from(i + 1).map_err(|_| Error::invalid("too many pieces"))?;
+        tx.execute(
+            "INSERT INTO pieces (rid, ord, partition, tenant, valid_until, expires_at, embedding) \
+             SELECT rid, $2, partition, tenant, valid_until, expires_at, $3 FROM memories WHERE rid = $1",
+            &[&rid, &ord, &Vector::from(p.clone())],
+        )?;
+    }
+    Ok(())
 }

@@ -2,7 +2,6 @@
 //! they are, in pages, so a dump of a large store never sits in memory.
 
 use memloop_core::{MemoryRecord, Result};
-use memloop_longterm::checks::check_vector;
 use memloop_longterm::dump::{
     history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
 };
@@ -11,7 +10,7 @@ use rusqlite::{params, OptionalExtension};
 use crate::rows::{
     blob_to_vector, history_from_row, record_from_row, HISTORY_COLUMNS, RECORD_COLUMNS,
 };
-use crate::write::{insert_row, log_change};
+use crate::write::{insert_row, log_change, with_pieces};
 use crate::{sql_err, write_tx, EmbeddedStore};
 
 const PAGE: i64 = 500;
@@ -33,16 +32,21 @@ impl EmbeddedStore {
             };
             after = last.id.clone();
             for (record, superseded_by, blob) in page {
+                // The row holds the first vector, then the pieces.
+                let (vector, pieces) = if vectors {
+                    let all = blob_to_vector(&blob);
+                    let mut each = all
+                        .chunks(self.embedder.dimensions.max(1))
+                        .map(<[f32]>::to_vec);
+                    (each.next(), each.collect())
+                } else {
+                    (None, Vec::new())
+                };
                 out(DumpLine::Memory(Box::new(DumpedMemory {
                     record,
                     superseded_by,
-                    // The first vector only: a long memory's pieces are not
-                    // exported (docs/export.md).
-                    vector: vectors.then(|| {
-                        let mut v = blob_to_vector(&blob);
-                        v.truncate(self.embedder.dimensions);
-                        v
-                    }),
+                    vector,
+                    pieces,
                 })))?;
             }
         }
@@ -103,8 +107,8 @@ impl EmbeddedStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for (r, v) in &batch.memories {
-            check_vector(&self.embedder, v)?;
+        for (r, e) in &batch.memories {
+            e.check(&self.embedder)?;
             r.scope.partition()?;
         }
         let mut conn = self.conn();
@@ -112,7 +116,7 @@ impl EmbeddedStore {
         let mut report = RestoreReport::default();
         // Rows written per partition, whose indexes catch up after the commit.
         let mut written: std::collections::BTreeMap<String, usize> = Default::default();
-        for (r, v) in &batch.memories {
+        for (r, e) in &batch.memories {
             let stored = tx
                 .query_row("SELECT 1 FROM memories WHERE id = ?1", [&r.id], |_| Ok(()))
                 .optional()
@@ -122,7 +126,7 @@ impl EmbeddedStore {
                 continue;
             }
             let partition = r.scope.partition()?;
-            let row = insert_row(&tx, &partition, r, v)?;
+            let row = insert_row(&tx, &partition, r, &with_pieces(&e.vector, &e.pieces))?;
             log_change(&tx, &partition, row)?;
             report.memories += 1;
             *written.entry(partition).or_default() += 1;

@@ -433,8 +433,9 @@ impl EmbeddedStore {
         Ok(report)
     }
 
-    /// Re-embeds every stored memory (current and past) with the configured
-    /// embedder, in batches, then records it as the store's embedder.
+    /// Re-embeds every stored memory (current and past, with the pieces of
+    /// a long one) with the configured embedder, in batches, then records
+    /// it as the store's embedder.
     pub(crate) fn reindex(
         &self,
         embed: &EmbedFn<'_>,
@@ -470,11 +471,11 @@ impl EmbeddedStore {
             }
             let mut conn = self.conn();
             let tx = write_tx(&mut conn)?;
-            for ((row, _), v) in batch.iter().zip(&vectors) {
-                self.check_dims(v)?;
+            for ((row, _), e) in batch.iter().zip(&vectors) {
+                e.check(&self.embedder)?;
                 tx.execute(
                     "UPDATE memories SET embedding = ?1 WHERE row = ?2",
-                    params![vector_to_blob(v), row],
+                    params![vector_to_blob(&with_pieces(&e.vector, &e.pieces)), row],
                 )
                 .map_err(sql_err)?;
             }
@@ -581,7 +582,7 @@ fn find_duplicate(
 }
 
 /// A memory's vectors as its row keeps them: the first, then its pieces.
-fn with_pieces(first: &[f32], pieces: &[Vec<f32>]) -> Vec<f32> {
+pub(crate) fn with_pieces(first: &[f32], pieces: &[Vec<f32>]) -> Vec<f32> {
     let mut all = Vec::with_capacity(first.len() * (1 + pieces.len()));
     all.extend_from_slice(first);
     pieces.iter().for_each(|p| all.extend_from_slice(p));

@@ -59,7 +59,8 @@ pub use memloop_core::{
 pub use memloop_core::{
     context, filter, llm, now_millis, text, time, ChatMessage, ChatRequest, ChatResponse, Embedder,
     EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind, Llm, MemoryRecord,
-    NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_TEXT_BYTES,
+    NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_PIECES,
+    MAX_TEXT_BYTES,
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{
@@ -69,8 +70,8 @@ pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
 pub use memloop_longterm::{
-    Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
-    SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,
+    Decay, Embedded, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
+    OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,
 };
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};

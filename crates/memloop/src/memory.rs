@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use memloop_core::time::Clock;
 use memloop_core::{
-    validate_memory_id, Embedder, EmbedderInfo, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
-    Result, Scope, SearchHit, WriteResult,
+    validate_memory_id, Embedder, EmbedderInfo, Error, Event, HistoryEntry, Kind, MemoryRecord,
+    NewMemory, Result, Scope, SearchHit, WriteResult,
 };
 use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
-    Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, SessionInfo, Stats,
+    Embedded, Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery,
+    SessionInfo, Stats,
 };
 use memloop_store::StoreOptions;
 
@@ -173,7 +174,7 @@ impl Memory {
         progress: &dyn Fn(usize, usize),
     ) -> Result<usize> {
         let store = crate::store_open::open_store_for_reindex(dir, embedder.info(), options)?;
-        store.reindex(&|texts| embedder.embed_batch(texts), progress)
+        store.reindex(&|texts| embed_all(embedder.as_ref(), texts), progress)
     }
 
     /// A memory over a long-term store opened elsewhere (another backend,
@@ -526,6 +527,12 @@ impl Memory {
         Ok(())
     }
 
+    /// Every vector of each text, for the paths that store texts as they
+    /// are (reindex, import): its first and its later pieces.
+    pub fn embed_all(&self, texts: &[&str]) -> Result<Vec<Embedded>> {
+        embed_all(self.embedder.as_ref(), texts)
+    }
+
     pub fn stats(&self) -> Result<Stats> {
         self.store.stats()
     }
@@ -554,4 +561,20 @@ impl Memory {
     pub fn store(&self) -> &dyn LongTermStore {
         self.store.as_ref()
     }
+}
+
+/// Each text's first vector and later pieces, in two batches.
+fn embed_all(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Embedded>> {
+    let vectors = embedder.embed_batch(texts)?;
+    let pieces = embedder.embed_pieces(texts)?;
+    if vectors.len() != texts.len() || pieces.len() != texts.len() {
+        return Err(Error::Embedding(
+            "the embedder returned a wrong number of vectors".into(),
+        ));
+    }
+    Ok(vectors
+        .into_iter()
+        .zip(pieces)
+        .map(|(vector, pieces)| Embedded { vector, pieces })
+        .collect())
 }

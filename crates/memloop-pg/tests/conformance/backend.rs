@@ -21,6 +21,9 @@ pub fn info() -> EmbedderInfo {
 pub trait Backend {
     /// Another handle on the same store.
     fn handle(&self) -> Arc<dyn LongTermStore>;
+    /// A handle that searches through its vector index (HNSW) at any
+    /// partition size, where `handle` scans small partitions exactly.
+    fn indexed_handle(&self) -> Arc<dyn LongTermStore>;
 }
 
 pub struct Sqlite {
@@ -43,6 +46,11 @@ impl Backend for Sqlite {
             memloop_store::StoreOptions::default(),
         )
         .unwrap()
+    }
+
+    fn indexed_handle(&self) -> Arc<dyn LongTermStore> {
+        let options = memloop_store::StoreOptions::default().with_ann_threshold(1);
+        memloop_store::open(self.dir.path(), info(), options).unwrap()
     }
 }
 
@@ -101,6 +109,11 @@ impl Pg {
 impl Backend for Pg {
     fn handle(&self) -> Arc<dyn LongTermStore> {
         memloop_pg::open(&self.url, info(), memloop_pg::PgOptions::default()).unwrap()
+    }
+
+    fn indexed_handle(&self) -> Arc<dyn LongTermStore> {
+        let options = memloop_pg::PgOptions::default().with_exact_threshold(1);
+        memloop_pg::open(&self.url, info(), options).unwrap()
     }
 }
 

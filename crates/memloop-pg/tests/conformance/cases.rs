@@ -1018,3 +1018,139 @@ pub fn time_window_filters_and_boosts(b: &dyn Backend) {
     assert_eq!(e.class(), ErrorClass::InvalidInput);
     assert!(e.to_string().contains("ends before it starts"), "{e}");
 }
+
+/// The dense hits (text, vector score) for the vector of `probe`.
+fn dense_hits(store: &dyn LongTermStore, scope: &Scope, probe: &str) -> Vec<(String, f32)> {
+    let q = SearchQuery {
+        keyword_weight: 0.0,
+        top_k: 50,
+        ..SearchQuery::new(scope.clone(), probe)
+    };
+    store
+        .search(&q, &vector(probe))
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.record.text, h.scores.vector.unwrap_or(0.0)))
+        .collect()
+}
+
+/// Whether `probe`'s vector finds `text` first, once, at its full score.
+fn answers(store: &dyn LongTermStore, scope: &Scope, probe: &str, text: &str) -> bool {
+    let hits = dense_hits(store, scope, probe);
+    hits.first().is_some_and(|(t, s)| t == text && *s > 0.999)
+        && hits.iter().filter(|(t, _)| t == text).count() == 1
+}
+
+/// A long memory's later pieces (`NewMemory::pieces`) answer for it in an
+/// exact scan and through the vector index, once, and go with it: an update
+/// replaces them, reindex re-embeds them, a dump carries them and a restore
+/// writes them back, a delete takes them.
+pub fn pieces_answer_for_their_memory(b: &dyn Backend) {
+    let s = b.handle();
+    let a = alice();
+    for i in 0..30 {
+        text(s.as_ref(), &a, &format!("short note {i}"));
+    }
+    let mut long = NewMemory::text("a long reply");
+    long.pieces = vec![vector("its middle"), vector("its end")];
+    let id = s
+        .insert(&a, vec![(long, vector("a long reply"))])
+        .unwrap()
+        .pop()
+        .unwrap()
+        .0
+        .id;
+    let indexed = b.indexed_handle();
+    for store in [s.as_ref(), indexed.as_ref()] {
+        for probe in ["a long reply", "its middle", "its end"] {
+            assert!(
+                answers(store, &a, probe, "a long reply"),
+                "{probe}: {:?}",
+                dense_hits(store, &a, probe)
+            );
+        }
+    }
+    // Reindex: each text's vectors from the function, pieces included.
+    let embed = |texts: &[&str]| -> memloop_core::Result<Vec<memloop_longterm::Embedded>> {
+        Ok(texts
+            .iter()
+            .map(|t| memloop_longterm::Embedded {
+                vector: vector(t),
+                pieces: if *t == "a long reply" {
+                    vec![vector("reindexed end")]
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect())
+    };
+    assert_eq!(s.reindex(&embed, &|_, _| {}).unwrap(), 31);
+    let s = b.handle();
+    let indexed = b.indexed_handle();
+    for store in [s.as_ref(), indexed.as_ref()] {
+        assert!(answers(store, &a, "reindexed end", "a long reply"));
+        assert!(!answers(store, &a, "its end", "a long reply"));
+    }
+    // A dump with vectors carries them; a restore into an emptied store
+    // writes them back.
+    let mut lines = Vec::new();
+    s.dump(None, true, &mut |l| {
+        lines.push(l);
+        Ok(())
+    })
+    .unwrap();
+    let mut batch = memloop_longterm::dump::RestoreBatch::default();
+    for l in lines {
+        if let memloop_longterm::dump::DumpLine::Memory(m) = l {
+            let (r, e) = m.into_record();
+            let e = e.expect("a dump with vectors has them");
+            if r.text == "a long reply" {
+                // As stored: the embedded store keeps half precision.
+                assert_eq!(e.pieces.len(), 1);
+                let cos: f32 = e.pieces[0]
+                    .iter()
+                    .zip(vector("reindexed end"))
+                    .map(|(x, y)| x * y)
+                    .sum();
+                assert!(cos > 0.999, "{cos}");
+            } else {
+                assert!(e.pieces.is_empty(), "{}", r.text);
+            }
+            batch.memories.push((r, e));
+        }
+    }
+    s.forget(&a, true).unwrap();
+    assert!(!answers(s.as_ref(), &a, "reindexed end", "a long reply"));
+    assert_eq!(s.restore(&batch).unwrap().memories, 31);
+    let s = b.handle();
+    let indexed = b.indexed_handle();
+    for store in [s.as_ref(), indexed.as_ref()] {
+        assert!(answers(store, &a, "reindexed end", "a long reply"));
+    }
+    // An update with a new text and no pieces: the old piece is gone.
+    let change = MemoryUpdate {
+        text: Some(("a short reply now".into(), vector("a short reply now"))),
+        ..Default::default()
+    };
+    s.update("default", &id, change).unwrap();
+    for store in [s.as_ref(), b.indexed_handle().as_ref()] {
+        assert!(dense_hits(store, &a, "reindexed end")
+            .iter()
+            .all(|(_, score)| *score < 0.99));
+        assert!(answers(store, &a, "a short reply now", "a short reply now"));
+    }
+    // An update that brings pieces, then a delete: none answers after it.
+    let change = MemoryUpdate {
+        text: Some(("long again".into(), vector("long again"))),
+        pieces: vec![vector("again, its end")],
+        ..Default::default()
+    };
+    s.update("default", &id, change).unwrap();
+    assert!(answers(s.as_ref(), &a, "again, its end", "long again"));
+    s.delete("default", &id, None).unwrap();
+    for store in [s.as_ref(), b.indexed_handle().as_ref()] {
+        assert!(dense_hits(store, &a, "again, its end")
+            .iter()
+            .all(|(t, _)| t != "long again"));
+    }
+}

@@ -51,4 +51,5 @@ conformance!(
     stats_and_entities,
     sessions_on_a_time_axis,
     time_window_filters_and_boosts,
+    pieces_answer_for_their_memory,
 );
