@@ -213,15 +213,11 @@ fn take(
             memloop::text::validate_text(&record.text)?;
             let vectors = vector.filter(|_| *keep_vectors);
             if let Some(e) = &vectors {
-                check_vector(p, &e.vector)?;
-                if e.pieces.len() > memloop::MAX_PIECES {
-                    return Err(Error::invalid(format!(
-                        "{} piece vectors where a memory has at most {}",
-                        e.pieces.len(),
-                        memloop::MAX_PIECES
-                    )));
-                }
-                e.pieces.iter().try_for_each(|v| check_vector(p, v))?;
+                std::iter::once(&e.vector)
+                    .chain(&e.pieces)
+                    .try_for_each(|v| check_vector(p, v))?;
+                // The piece count, as the store checks it, before the batch.
+                e.check(p.memory.store().embedder())?;
             }
             p.memories.push((record, vectors));
         }

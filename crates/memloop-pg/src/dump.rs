@@ -1,12 +1,15 @@
 //! Export and import (`memloop_longterm::dump`): rows read and written as
 //! they are, a page per transaction, so a dump never sits in memory.
 
+use std::collections::HashMap;
+
 use memloop_core::{Event, Result};
 use memloop_longterm::dump::{
     history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
 };
 use pgvector::Vector;
 
+use crate::pool::Tx;
 use crate::rows::{record_from_row, RECORD_COLUMNS};
 use crate::write::insert_row;
 use crate::{PgStore, Tenancy};
@@ -24,50 +27,43 @@ impl PgStore {
         // the database's collation.
         let mut after = String::new();
         loop {
-            let page =
-                self.tx(Tenancy::All, |tx| {
-                    let rows = tx.query(
-                        &format!(
-                            "SELECT {RECORD_COLUMNS}, embedding FROM memories \
+            let page = self.tx(Tenancy::All, |tx| {
+                let rows = tx.query(
+                    &format!(
+                        "SELECT {RECORD_COLUMNS}, embedding FROM memories \
                          WHERE id COLLATE \"C\" > $1 AND ($2::text IS NULL OR user_id = $2) \
                          ORDER BY id COLLATE \"C\" LIMIT $3"
-                        ),
-                        &[&after, &user, &PAGE],
-                    )?;
-                    let mut page = rows
-                        .iter()
-                        .map(|r| {
-                            let (rid, mut record) = record_from_row(r)?;
-                            let superseded_by = record.superseded_by.take();
-                            let vector = vectors.then(|| r.get::<_, Vector>(21).to_vec());
-                            Ok((
-                                rid,
-                                DumpedMemory {
-                                    record,
-                                    superseded_by,
-                                    vector,
-                                    pieces: Vec::new(),
-                                },
-                            ))
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    if vectors {
-                        // The page's pieces in one query, each memory's in order.
-                        let rids: Vec<i64> = page.iter().map(|(rid, _)| *rid).collect();
-                        let mut pieces: std::collections::HashMap<i64, Vec<Vec<f32>>> =
-                            Default::default();
-                        for r in tx.query(
-                        "SELECT rid, embedding FROM pieces WHERE rid = ANY($1) ORDER BY rid, ord",
-                        &[&rids],
-                    )? {
-                        pieces.entry(r.get(0)).or_default().push(r.get::<_, Vector>(1).to_vec());
-                    }
-                        for (rid, m) in &mut page {
-                            m.pieces = pieces.remove(rid).unwrap_or_default();
-                        }
-                    }
-                    Ok(page.into_iter().map(|(_, m)| m).collect::<Vec<_>>())
-                })?;
+                    ),
+                    &[&after, &user, &PAGE],
+                )?;
+                let page = rows
+                    .iter()
+                    .map(|r| {
+                        let (rid, mut record) = record_from_row(r)?;
+                        let superseded_by = record.superseded_by.take();
+                        let vector = vectors.then(|| r.get::<_, Vector>(21).to_vec());
+                        let memory = DumpedMemory {
+                            record,
+                            superseded_by,
+                            vector,
+                            pieces: Vec::new(),
+                        };
+                        Ok((rid, memory))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                if !vectors {
+                    return Ok(page.into_iter().map(|(_, m)| m).collect());
+                }
+                let rids: Vec<i64> = page.iter().map(|(rid, _)| *rid).collect();
+                let mut pieces = pieces_by_rid(tx, &rids)?;
+                Ok(page
+                    .into_iter()
+                    .map(|(rid, mut m)| {
+                        m.pieces = pieces.remove(&rid).unwrap_or_default();
+                        m
+                    })
+                    .collect::<Vec<_>>())
+            })?;
             let Some(last) = page.last() else {
                 break;
             };
@@ -182,4 +178,19 @@ impl PgStore {
             Ok(report)
         })
     }
+}
+
+/// The pieces of the memories `rids`, each memory's in order, in one query.
+fn pieces_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, Vec<Vec<f32>>>> {
+    let mut pieces: HashMap<i64, Vec<Vec<f32>>> = HashMap::new();
+    for r in tx.query(
+        "SELECT rid, embedding FROM pieces WHERE rid = ANY($1) ORDER BY rid, ord",
+        &[&rids],
+    )? {
+        pieces
+            .entry(r.get(0))
+            .or_default()
+            .push(r.get::<_, Vector>(1).to_vec());
+    }
+    Ok(pieces)
 }

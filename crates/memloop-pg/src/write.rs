@@ -444,12 +444,15 @@ impl PgStore {
                 e.check(&self.embedder)?;
             }
             self.tx(Tenancy::All, |tx| {
+                // The batch's old pieces in one statement, not one per row.
+                let rids: Vec<i64> = batch.iter().map(|(rid, _)| *rid).collect();
+                tx.execute("DELETE FROM pieces WHERE rid = ANY($1)", &[&rids])?;
                 for ((rid, _), e) in batch.iter().zip(&vectors) {
                     tx.execute(
                         "UPDATE memories SET embedding = $1 WHERE rid = $2",
                         &[&Vector::from(e.vector.clone()), rid],
                     )?;
-                    replace_pieces(tx, *rid, &e.pieces)?;
+                    add_pieces(tx, *rid, &e.pieces)?;
                 }
                 Ok(())
             })?;

@@ -59,8 +59,7 @@ pub use memloop_core::{
 pub use memloop_core::{
     context, filter, llm, now_millis, text, time, ChatMessage, ChatRequest, ChatResponse, Embedder,
     EmbedderInfo, Error, ErrorClass, Event, Filter, HistoryEntry, Kind, Llm, MemoryRecord,
-    NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_PIECES,
-    MAX_TEXT_BYTES,
+    NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_TEXT_BYTES,
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{
