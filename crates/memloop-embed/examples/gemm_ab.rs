@@ -7,6 +7,8 @@
 //! CORPUS: texts, one per line (`memloop bench --dump-corpus FILE` writes the
 //! bench's). Prints, per round, batch-32 sentences/s and the p50 of one text,
 //! then each kernel's medians and their ratio to the AVX-512 kernel.
+//! `GEMM_AB_ONLY=amx` (or another kernel's name) runs that kernel alone, for
+//! a profiler.
 
 use std::time::Instant;
 
@@ -33,16 +35,34 @@ fn main() -> Res<()> {
     }
     let dir = memloop_embed::locate_model_dir(None)?;
     let mut models = Vec::new();
+    let only = std::env::var("GEMM_AB_ONLY").ok();
     for path in GemmPath::all_available() {
-        let m = MiniLmEmbedder::load_with_gemm(&dir, path)?;
+        if only.as_deref().is_some_and(|o| o != path.name()) {
+            continue;
+        }
+        let mut m = MiniLmEmbedder::load_with_gemm(&dir, path)?;
+        // GEMM_AB_THREADS caps the threads (default: every core).
+        if let Some(t) = std::env::var("GEMM_AB_THREADS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+        {
+            m = m.with_threads(t);
+        }
         m.embed_batch(&texts[..texts.len().min(64)])?; // warm-up
         models.push((path, m, Vec::new(), Vec::new()));
     }
-    let singles = texts.len().min(200);
+    // GEMM_AB_SINGLES=0 times batches alone, GEMM_AB_BATCHES=0 single
+    // texts alone (for a profiler).
+    let batches = std::env::var_os("GEMM_AB_BATCHES").is_none_or(|v| v != "0");
+    let singles = std::env::var("GEMM_AB_SINGLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200)
+        .min(texts.len());
     for round in 0..rounds {
         for (path, model, batch, single) in &mut models {
             let t = Instant::now();
-            for chunk in texts.chunks(32) {
+            for chunk in texts.chunks(32).filter(|_| batches) {
                 model.embed_batch(chunk)?;
             }
             let rate = texts.len() as f64 / t.elapsed().as_secs_f64();
@@ -52,7 +72,7 @@ fn main() -> Res<()> {
                 model.embed(t)?;
                 lat.push(s.elapsed().as_secs_f64() * 1e3);
             }
-            let p50 = median(lat);
+            let p50 = if lat.is_empty() { 0.0 } else { median(lat) };
             println!(
                 "round {round} {:>8}: batch-32 {rate:7.1} sentences/s, one text p50 {p50:.2} ms",
                 path.name()

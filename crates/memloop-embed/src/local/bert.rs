@@ -8,7 +8,8 @@ use std::path::Path;
 use memloop_core::{Error, Result};
 use safetensors::SafeTensors;
 
-use super::gemm::{sgemm, GemmPath, View, Weights as Laid};
+use super::gemm::{sgemm, vectorised, GemmPath, View, Weights as Laid};
+use super::math::{gelu, lane_sum, softmax};
 
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct BertConfig {
@@ -246,9 +247,13 @@ impl Bert {
             }
         }
         layer_norm(&mut x, &self.emb_norm, h, self.cfg.layer_norm_eps);
-        let mut scratch = Scratch::new(total, h, self.cfg.intermediate_size);
+        let mut scratch = SCRATCH.take();
+        scratch.fit(total, h, self.cfg.intermediate_size);
         for layer in &self.layers {
             self.layer_forward(layer, &mut x, &lens, &mut scratch, threads)?;
+        }
+        if scratch.bytes() <= KEEP_BYTES {
+            SCRATCH.set(scratch);
         }
         // Mean pooling over every token (no padding exists to mask), then unit length.
         let mut out = Vec::with_capacity(sequences.len());
@@ -284,17 +289,31 @@ impl Bert {
         self.attention(&s.qkv, lens, &mut s.ctx, &mut s.scores)?;
         // Output projection, residual, norm.
         linear(&layer.attn_out, &s.ctx, total, &mut s.proj, threads)?;
-        for (p, xi) in s.proj.iter_mut().zip(x.iter()) {
-            *p += xi;
-        }
-        layer_norm(&mut s.proj, &layer.attn_norm, h, self.cfg.layer_norm_eps);
+        let eps = self.cfg.layer_norm_eps;
+        vectorised(
+            #[inline(always)]
+            || {
+                add_assign(&mut s.proj, x);
+                layer_norm(&mut s.proj, &layer.attn_norm, h, eps);
+            },
+        );
         linear(&layer.ffn_in, &s.proj, total, &mut s.inter, threads)?;
-        s.inter.iter_mut().for_each(|v| *v = gelu(*v));
+        vectorised(
+            #[inline(always)]
+            || {
+                for v in s.inter.iter_mut() {
+                    *v = gelu(*v);
+                }
+            },
+        );
         linear(&layer.ffn_out, &s.inter, total, x, threads)?;
-        for (xi, p) in x.iter_mut().zip(&s.proj) {
-            *xi += p;
-        }
-        layer_norm(x, &layer.ffn_norm, h, self.cfg.layer_norm_eps);
+        vectorised(
+            #[inline(always)]
+            || {
+                add_assign(x, &s.proj);
+                layer_norm(x, &layer.ffn_norm, h, eps);
+            },
+        );
         Ok(())
     }
 
@@ -334,9 +353,14 @@ impl Bert {
                 if !sgemm(scale, q, kt, 0.0, scores, len) {
                     return Err(shape_error());
                 }
-                for r in 0..len {
-                    softmax(&mut scores[r * len..(r + 1) * len]);
-                }
+                vectorised(
+                    #[inline(always)]
+                    || {
+                        for row in scores.chunks_exact_mut(len) {
+                            softmax(row);
+                        }
+                    },
+                );
                 let p = View {
                     data: scores,
                     rows: len,
@@ -365,7 +389,10 @@ fn shape_error() -> Error {
     Error::Internal("matrix shapes do not fit in the BERT forward pass".into())
 }
 
-/// Buffers reused across layers.
+/// Buffers reused across layers, and kept per thread between calls up to
+/// KEEP_BYTES (allocating and faulting them in at every call cost a few
+/// percent of a batch's time).
+#[derive(Default)]
 struct Scratch {
     qkv: Vec<f32>,
     ctx: Vec<f32>,
@@ -374,15 +401,30 @@ struct Scratch {
     scores: Vec<f32>,
 }
 
+/// 16 MiB: a pass of about 1,200 tokens (a batch of 32 chat turns is 500).
+const KEEP_BYTES: usize = 16 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
 impl Scratch {
-    fn new(tokens: usize, h: usize, i: usize) -> Scratch {
-        Scratch {
-            qkv: vec![0.0; tokens * 3 * h],
-            ctx: vec![0.0; tokens * h],
-            proj: vec![0.0; tokens * h],
-            inter: vec![0.0; tokens * i],
-            scores: Vec::new(),
-        }
+    /// Sizes the buffers for `tokens` tokens (every value is written before
+    /// it is read, so old contents stay).
+    fn fit(&mut self, tokens: usize, h: usize, i: usize) {
+        self.qkv.resize(tokens * 3 * h, 0.0);
+        self.ctx.resize(tokens * h, 0.0);
+        self.proj.resize(tokens * h, 0.0);
+        self.inter.resize(tokens * i, 0.0);
+    }
+
+    fn bytes(&self) -> usize {
+        let values = self.qkv.capacity()
+            + self.ctx.capacity()
+            + self.proj.capacity()
+            + self.inter.capacity()
+            + self.scores.capacity();
+        values * std::mem::size_of::<f32>()
     }
 }
 
@@ -398,78 +440,21 @@ fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32], threads: usize) -
     }
 }
 
+#[inline(always)]
+fn add_assign(dst: &mut [f32], src: &[f32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+#[inline(always)]
 fn layer_norm(x: &mut [f32], n: &LayerNorm, h: usize, eps: f32) {
     for row in x.chunks_exact_mut(h) {
-        let mean = row.iter().sum::<f32>() / h as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let mean = lane_sum(row, |v| v) / h as f32;
+        let var = lane_sum(row, |v| (v - mean) * (v - mean)) / h as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
             *v = (*v - mean) * inv * g + b;
         }
-    }
-}
-
-fn softmax(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
-    }
-    row.iter_mut().for_each(|v| *v /= sum);
-}
-
-/// GELU with the exact erf form that BERT uses.
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// erf as a rational polynomial in f32 (the approximation of Eigen's
-/// `generic_fast_erf_float`; |error| below 1e-6): only multiplies and adds, so
-/// the GELU loop vectorises. A libm erf here costs more than the matrix products.
-fn erf(x: f32) -> f32 {
-    let x = x.clamp(-4.0, 4.0);
-    let x2 = x * x;
-    let mut p = -2.726_142_3e-10f32;
-    for c in [
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ] {
-        p = p * x2 + c;
-    }
-    let p = p * x;
-    let mut q = -1.456_607_2e-5f32;
-    for c in [-2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_474e-2] {
-        q = q * x2 + c;
-    }
-    p / q
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn erf_matches_known_values() {
-        for (x, want) in [
-            (0.0f32, 0.0f32),
-            (0.5, 0.520_499_9),
-            (1.0, 0.842_700_8),
-            (-2.0, -0.995_322_3),
-        ] {
-            assert!((erf(x) - want).abs() < 1e-6, "erf({x})");
-        }
-    }
-
-    #[test]
-    fn softmax_sums_to_one() {
-        let mut r = vec![1.0, 2.0, 3.0, -1000.0];
-        softmax(&mut r);
-        assert!((r.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        assert!(r[3] < 1e-30);
     }
 }

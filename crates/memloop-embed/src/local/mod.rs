@@ -4,6 +4,7 @@
 
 mod bert;
 mod gemm;
+mod math;
 
 use std::path::{Path, PathBuf};
 

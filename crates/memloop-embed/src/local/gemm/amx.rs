@@ -64,7 +64,7 @@ impl Tiles {
     }
 }
 
-/// True when the CPU has AMX-TILE and AMX-BF16 (with AVX-512BW, for the
+/// True when the CPU has AMX-TILE and AMX-BF16 (with AVX512-BF16, for the
 /// rounding of activations) and the kernel grants this process the tile
 /// state. Asked once per process.
 pub fn available() -> bool {
@@ -83,7 +83,7 @@ fn cpu_has_amx() -> bool {
     edx & amx_bf16 != 0
         && edx & amx_tile != 0
         && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512bf16")
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
@@ -130,184 +130,278 @@ pub fn product(a: &[f32], m: usize, t: &Tiles, c: &mut [f32], threads: usize) ->
     if m == 0 {
         return true;
     }
-    let a16 = to_lines(&a[..m * t.k], m, t.k);
-    split_columns(m, t.n, PAIR, t.n / PAIR, threads, c, |pairs, part, ldc| {
+    let mut a16 = A_TILES.take();
+    to_tiles(&a[..m * t.k], m, t.k, &mut a16);
+    // One text's product (up to 16 rows) takes tens of microseconds on the
+    // tile unit, less than waking a second thread and copying its columns
+    // back: one text embeds faster on one core (1.8-2.1 ms against 2.3-2.5
+    // ms on two, interleaved runs of gemm_ab).
+    let threads = if m <= ROWS { 1 } else { threads };
+    let done = split_columns(m, t.n, PAIR, t.n / PAIR, threads, c, |pairs, part, ldc| {
         // SAFETY: `available()` held above (AMX granted); `a16` holds k/32
-        // lines for each of m rows rounded up to 32 (`to_lines`); `pairs` lies
-        // within t's n/32 pairs and `part` is m rows of `ldc` ≥ 32·pairs.len()
-        // columns (`split_columns`).
+        // tiles for each block of 16 of m rows rounded up to 32
+        // (`to_tiles`); `pairs` lies within t's n/32 pairs and `part` is m
+        // rows of `ldc` ≥ 32·pairs.len() columns (`split_columns`).
         #[cfg(target_arch = "x86_64")]
         unsafe {
             kernel(&a16, m, t, pairs, part, ldc)
         }
-    })
+    });
+    if a16.capacity() * std::mem::size_of::<Line>() <= KEEP_BYTES {
+        A_TILES.set(a16);
+    }
+    done
 }
 
-/// a (m × k) in bfloat16 lines, row-major, with zero rows up to a multiple of
-/// 32 so the kernel always loads whole tiles.
-fn to_lines(a: &[f32], m: usize, k: usize) -> Vec<Line> {
-    let mut lines = vec![Line([0; KPER]); m.next_multiple_of(2 * ROWS) * (k / KPER)];
+/// A product's activation tiles are kept per thread up to this size:
+/// allocating (and faulting in) a fresh buffer at each of a batch's 24
+/// products cost a few percent of its time. 4 MiB: 1,365 rows at k = 1536.
+const KEEP_BYTES: usize = 4 << 20;
+
+thread_local! {
+    static A_TILES: std::cell::Cell<Vec<Line>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// a (m × k) rounded to bfloat16 in tile order, into `lines`: for each
+/// block of 16 rows, for each block of 32 along k, one tile (16 lines, row
+/// r's 32 values in line r), so that every tile load reads 1 KiB in one run.
+/// Room is left for rows up to a multiple of 32, never loaded (the kernel's
+/// last block is configured for the rows it has), so never cleared either.
+fn to_tiles(a: &[f32], m: usize, k: usize, lines: &mut Vec<Line>) {
+    lines.resize(m.next_multiple_of(2 * ROWS) * (k / KPER), Line([0; KPER]));
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: `available()` checked AVX-512F and AVX-512BW before any product.
-        unsafe { round_avx512(a, &mut lines) }
+        // SAFETY: `available()`, checked before any product, includes
+        // AVX-512F and AVX512-BF16.
+        unsafe { fill_tiles(&a[..m * k], k, lines) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    round(a, &mut lines);
-    lines
+    let _ = (a, k);
 }
 
-/// The rounding loop compiled for AVX-512, where it vectorises 16 wide.
+/// Rows of `a` (`k` values each) into `lines` in the order of `to_tiles`,
+/// 32 values per `vcvtne2ps2bf16` (round to nearest even; the low half of
+/// the line from the first 16).
 ///
 /// # Safety
-/// The CPU must support AVX-512F and AVX-512BW.
+/// The CPU must support AVX-512F and AVX512-BF16.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn round_avx512(a: &[f32], lines: &mut [Line]) {
-    round(a, lines)
-}
-
-#[inline(always)]
-fn round(a: &[f32], lines: &mut [Line]) {
-    for (line, chunk) in lines.iter_mut().zip(a.chunks_exact(KPER)) {
-        for (d, s) in line.0.iter_mut().zip(chunk) {
-            *d = to_bf16(*s);
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn fill_tiles(a: &[f32], k: usize, lines: &mut [Line]) {
+    let kbs = k / KPER;
+    for (r, row) in a.chunks_exact(k).enumerate() {
+        let first = (r / ROWS) * kbs * ROWS + r % ROWS;
+        for (kb, chunk) in row.chunks_exact(KPER).enumerate() {
+            let Some(dst) = lines.get_mut(first + kb * ROWS) else {
+                return;
+            };
+            // SAFETY: `chunk` holds 32 f32 (128 bytes read), `dst` is one
+            // 64-byte line (written); the features are this function's.
+            std::arch::asm!(
+                "vmovups {lo}, [{src}]",
+                "vmovups {hi}, [{src} + 64]",
+                "vcvtne2ps2bf16 {lo}, {hi}, {lo}",
+                "vmovdqu16 [{dst}], {lo}",
+                src = in(reg) chunk.as_ptr(),
+                dst = in(reg) dst.0.as_mut_ptr(),
+                lo = out(zmm_reg) _,
+                hi = out(zmm_reg) _,
+                options(nostack),
+            );
         }
     }
 }
 
-/// The tile configuration: palette 1, all eight tiles 16 rows × 64 bytes.
+/// A tile configuration (palette 1): every tile 64 bytes wide; rows as set.
 #[repr(C, align(64))]
 struct Config([u8; 64]);
 
 impl Config {
-    fn full() -> Config {
+    /// Tiles 0, 1 and 4 (c and a for the first 16 rows of a block) get
+    /// `low` rows, tiles 2, 3 and 5 (the next 16) `high`; b's tiles 6 and 7
+    /// always 16 (k-pairs). So the last block of a product, of fewer than
+    /// 32 rows, loads and stores only the rows c has.
+    fn rows(low: usize, high: usize) -> Config {
         let mut c = [0u8; 64];
         c[0] = 1;
-        for t in 0..8 {
-            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&64u16.to_le_bytes());
-            c[48 + t] = ROWS as u8;
+        for (t, rows) in [low, low, high, high, low, high, ROWS, ROWS]
+            .into_iter()
+            .enumerate()
+        {
+            // A tile of no rows must be of no bytes too (it is unused).
+            let width: u16 = if rows == 0 { 0 } else { 64 };
+            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&width.to_le_bytes());
+            c[48 + t] = rows.min(ROWS) as u8;
         }
         Config(c)
     }
+
+    /// The configuration for a block of `rows` (1..=32) rows.
+    fn block(rows: usize) -> Config {
+        Config::rows(rows.min(ROWS), rows.saturating_sub(ROWS))
+    }
 }
 
-/// 32 rows × 32 columns of c, for the last rows of a product (fewer than 32).
-#[repr(C, align(64))]
-struct Stage([f32; 2 * ROWS * PAIR]);
+/// Blocks of 32 along k one pass over c covers: 12 (k = 384) keeps a block
+/// of 32 rows of a (2 × 12 tiles, 24 KiB) in L1 while every column pair
+/// streams past it, for any k.
+const K_CHUNK: usize = 12;
+
+/// Steps (blocks of 32 along k) ahead that the few-rows loop prefetches b.
+const PREFETCH: usize = 6;
+
+/// Asks for the 16 lines of the tile at `p` in L1.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_tile(p: *const Line) {
+    // SAFETY: prefetcht0 reads nothing into the program and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::asm!(
+            "prefetcht0 [{p}]",
+            "prefetcht0 [{p} + 64]",
+            "prefetcht0 [{p} + 128]",
+            "prefetcht0 [{p} + 192]",
+            "prefetcht0 [{p} + 256]",
+            "prefetcht0 [{p} + 320]",
+            "prefetcht0 [{p} + 384]",
+            "prefetcht0 [{p} + 448]",
+            "prefetcht0 [{p} + 512]",
+            "prefetcht0 [{p} + 576]",
+            "prefetcht0 [{p} + 640]",
+            "prefetcht0 [{p} + 704]",
+            "prefetcht0 [{p} + 768]",
+            "prefetcht0 [{p} + 832]",
+            "prefetcht0 [{p} + 896]",
+            "prefetcht0 [{p} + 960]",
+            p = in(reg) p,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+}
 
 /// Column pairs `pairs` of t over all m rows into c (whose column 0 is pair
 /// `pairs.start`). Tiles 0–3 accumulate, 4–5 hold a, 6–7 hold b.
 ///
+/// The loops run k in chunks of K_CHUNK blocks; within a chunk, each block
+/// of 32 rows of a (in L1) meets every column pair of b (in L2), c's tiles
+/// loaded before and stored after each pair's chunk.
+///
 /// # Safety
-/// AMX must be granted (`available()`). `a` must hold `t.k / 32` lines for
-/// each of `m.next_multiple_of(32)` rows; `pairs` must lie within
-/// `0..t.n / 32`; c must hold `(m - 1) · ldc + 32 · pairs.len()` values with
-/// `ldc ≥ 32 · pairs.len()`. The tile loads and stores use raw pointers.
+/// AMX must be granted (`available()`). `a` must be `to_tiles` of m rows
+/// and t.k columns; `pairs` must lie within `0..t.n / 32`; c must hold
+/// `(m - 1) · ldc + 32 · pairs.len()` values with `ldc ≥ 32 · pairs.len()`.
+/// The tile loads and stores use raw pointers.
 #[cfg(target_arch = "x86_64")]
 unsafe fn kernel(a: &[Line], m: usize, t: &Tiles, pairs: Range<usize>, c: &mut [f32], ldc: usize) {
     use std::arch::asm;
-    let cfg = Config::full();
     // SAFETY (for each asm block below): the caller's contract bounds every
-    // address: a rows r0..r0 + 32 exist (padding), b tiles lie within
-    // t.lines, and c rows r0..r0 + 32 exist or the stage stands in for them.
-    // The tile registers are not used by compiled code, so state kept in
-    // them between blocks is undisturbed.
-    asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
+    // address: a tiles for rows r0..r0 + 32 exist (padding), b tiles lie
+    // within t.lines, and c's rows r0..r0 + rows exist, the configuration
+    // loading and storing no more rows than that. The tile registers are not
+    // used by compiled code, so state kept in them between blocks is
+    // undisturbed.
+    let full = Config::block(2 * ROWS);
+    let tail = Config::block(m % (2 * ROWS));
+    let configure = |cfg: &Config| {
+        asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
+    };
+    configure(&full);
     let kbs = t.k / KPER;
-    let a_stride = t.k * 2;
+    let tile = ROWS; // lines per tile
     let line = 64usize;
-    let mut stage = Stage([0.0; 2 * ROWS * PAIR]);
-    for (i, p) in pairs.enumerate() {
-        let b0 = t.lines.as_ptr().add(2 * p * kbs * ROWS);
-        let b1 = b0.add(kbs * ROWS);
+    let cs = ldc * 4; // c's row stride in bytes
+    for k0 in (0..kbs).step_by(K_CHUNK) {
+        let k1 = (k0 + K_CHUNK).min(kbs);
         let mut r0 = 0;
         while r0 < m {
             let rows = (m - r0).min(2 * ROWS);
-            let staged = rows < 2 * ROWS;
-            let (c0, cs) = if staged {
-                stage.0.fill(0.0);
-                for r in 0..rows {
-                    let src = (r0 + r) * ldc + PAIR * i;
-                    stage.0[r * PAIR..(r + 1) * PAIR].copy_from_slice(&c[src..src + PAIR]);
-                }
-                (stage.0.as_mut_ptr(), PAIR * 4)
-            } else {
-                (c.as_mut_ptr().add(r0 * ldc + PAIR * i), ldc * 4)
-            };
-            let c1 = c0.add(COLS);
-            let c2 = c0.add(ROWS * cs / 4);
-            let c3 = c2.add(COLS);
-            let a0 = a.as_ptr().add(r0 * kbs);
-            let a1 = a0.add(ROWS * kbs);
-            if rows > ROWS {
-                asm!(
-                    "tileloadd tmm0, [{c0} + {cs}*1]",
-                    "tileloadd tmm1, [{c1} + {cs}*1]",
-                    "tileloadd tmm2, [{c2} + {cs}*1]",
-                    "tileloadd tmm3, [{c3} + {cs}*1]",
-                    c0 = in(reg) c0, c1 = in(reg) c1, c2 = in(reg) c2, c3 = in(reg) c3,
-                    cs = in(reg) cs,
-                    options(nostack, readonly),
-                );
-                for kb in 0..kbs {
-                    asm!(
-                        "tileloadd tmm4, [{a0} + {sa}*1]",
-                        "tileloadd tmm5, [{a1} + {sa}*1]",
-                        "tileloadd tmm6, [{b0} + {bs}*1]",
-                        "tileloadd tmm7, [{b1} + {bs}*1]",
-                        "tdpbf16ps tmm0, tmm4, tmm6",
-                        "tdpbf16ps tmm1, tmm4, tmm7",
-                        "tdpbf16ps tmm2, tmm5, tmm6",
-                        "tdpbf16ps tmm3, tmm5, tmm7",
-                        a0 = in(reg) a0.add(kb), a1 = in(reg) a1.add(kb),
-                        b0 = in(reg) b0.add(kb * ROWS), b1 = in(reg) b1.add(kb * ROWS),
-                        sa = in(reg) a_stride, bs = in(reg) line,
-                        options(nostack, readonly),
-                    );
-                }
-                asm!(
-                    "tilestored [{c0} + {cs}*1], tmm0",
-                    "tilestored [{c1} + {cs}*1], tmm1",
-                    "tilestored [{c2} + {cs}*1], tmm2",
-                    "tilestored [{c3} + {cs}*1], tmm3",
-                    c0 = in(reg) c0, c1 = in(reg) c1, c2 = in(reg) c2, c3 = in(reg) c3,
-                    cs = in(reg) cs,
-                    options(nostack),
-                );
-            } else {
-                // At most 16 rows left (a query): half the tiles, half the work.
-                asm!(
-                    "tileloadd tmm0, [{c0} + {cs}*1]",
-                    "tileloadd tmm1, [{c1} + {cs}*1]",
-                    c0 = in(reg) c0, c1 = in(reg) c1, cs = in(reg) cs,
-                    options(nostack, readonly),
-                );
-                for kb in 0..kbs {
-                    asm!(
-                        "tileloadd tmm4, [{a0} + {sa}*1]",
-                        "tileloadd tmm6, [{b0} + {bs}*1]",
-                        "tileloadd tmm7, [{b1} + {bs}*1]",
-                        "tdpbf16ps tmm0, tmm4, tmm6",
-                        "tdpbf16ps tmm1, tmm4, tmm7",
-                        a0 = in(reg) a0.add(kb),
-                        b0 = in(reg) b0.add(kb * ROWS), b1 = in(reg) b1.add(kb * ROWS),
-                        sa = in(reg) a_stride, bs = in(reg) line,
-                        options(nostack, readonly),
-                    );
-                }
-                asm!(
-                    "tilestored [{c0} + {cs}*1], tmm0",
-                    "tilestored [{c1} + {cs}*1], tmm1",
-                    c0 = in(reg) c0, c1 = in(reg) c1, cs = in(reg) cs,
-                    options(nostack),
-                );
+            if rows < 2 * ROWS {
+                configure(&tail);
             }
-            if staged {
-                for r in 0..rows {
-                    let dst = (r0 + r) * ldc + PAIR * i;
-                    c[dst..dst + PAIR].copy_from_slice(&stage.0[r * PAIR..(r + 1) * PAIR]);
+            // a's tiles for rows r0.. and r0 + 16.., at block k0.
+            let a0 = a.as_ptr().add((r0 / ROWS * kbs + k0) * tile);
+            let a1 = a0.add(kbs * tile);
+            for (i, p) in pairs.clone().enumerate() {
+                let b0 = t.lines.as_ptr().add((2 * p * kbs + k0) * tile);
+                let b1 = b0.add(kbs * tile);
+                let c0 = c.as_mut_ptr().add(r0 * ldc + PAIR * i);
+                let c1 = c0.add(COLS);
+                // Rows r0 + 16.. (used only when the block has them).
+                let c2 = c0.wrapping_add(ROWS * ldc);
+                let c3 = c2.wrapping_add(COLS);
+                if rows > ROWS {
+                    asm!(
+                        "tileloadd tmm0, [{c0} + {cs}*1]",
+                        "tileloadd tmm1, [{c1} + {cs}*1]",
+                        "tileloadd tmm2, [{c2} + {cs}*1]",
+                        "tileloadd tmm3, [{c3} + {cs}*1]",
+                        c0 = in(reg) c0, c1 = in(reg) c1, c2 = in(reg) c2, c3 = in(reg) c3,
+                        cs = in(reg) cs,
+                        options(nostack, readonly),
+                    );
+                    for kb in 0..k1 - k0 {
+                        asm!(
+                            "tileloadd tmm4, [{a0} + {s}*1]",
+                            "tileloadd tmm6, [{b0} + {s}*1]",
+                            "tileloadd tmm7, [{b1} + {s}*1]",
+                            "tdpbf16ps tmm0, tmm4, tmm6",
+                            "tileloadd tmm5, [{a1} + {s}*1]",
+                            "tdpbf16ps tmm1, tmm4, tmm7",
+                            "tdpbf16ps tmm2, tmm5, tmm6",
+                            "tdpbf16ps tmm3, tmm5, tmm7",
+                            a0 = in(reg) a0.add(kb * tile), a1 = in(reg) a1.add(kb * tile),
+                            b0 = in(reg) b0.add(kb * tile), b1 = in(reg) b1.add(kb * tile),
+                            s = in(reg) line,
+                            options(nostack, readonly),
+                        );
+                    }
+                    asm!(
+                        "tilestored [{c0} + {cs}*1], tmm0",
+                        "tilestored [{c1} + {cs}*1], tmm1",
+                        "tilestored [{c2} + {cs}*1], tmm2",
+                        "tilestored [{c3} + {cs}*1], tmm3",
+                        c0 = in(reg) c0, c1 = in(reg) c1, c2 = in(reg) c2, c3 = in(reg) c3,
+                        cs = in(reg) cs,
+                        options(nostack),
+                    );
+                } else {
+                    // At most 16 rows left (a query): half the tiles, half the work.
+                    asm!(
+                        "tileloadd tmm0, [{c0} + {cs}*1]",
+                        "tileloadd tmm1, [{c1} + {cs}*1]",
+                        c0 = in(reg) c0, c1 = in(reg) c1, cs = in(reg) cs,
+                        options(nostack, readonly),
+                    );
+                    for kb in 0..k1 - k0 {
+                        // Few rows do little arithmetic per byte of b, so
+                        // b's tiles come from L3 as fast as they can be
+                        // asked for: ask PREFETCH steps ahead. (A prefetch
+                        // never faults, so past the end it is harmless.)
+                        prefetch_tile(b0.wrapping_add((kb + PREFETCH) * tile));
+                        prefetch_tile(b1.wrapping_add((kb + PREFETCH) * tile));
+                        asm!(
+                            "tileloadd tmm4, [{a0} + {s}*1]",
+                            "tileloadd tmm6, [{b0} + {s}*1]",
+                            "tileloadd tmm7, [{b1} + {s}*1]",
+                            "tdpbf16ps tmm0, tmm4, tmm6",
+                            "tdpbf16ps tmm1, tmm4, tmm7",
+                            a0 = in(reg) a0.add(kb * tile),
+                            b0 = in(reg) b0.add(kb * tile), b1 = in(reg) b1.add(kb * tile),
+                            s = in(reg) line,
+                            options(nostack, readonly),
+                        );
+                    }
+                    asm!(
+                        "tilestored [{c0} + {cs}*1], tmm0",
+                        "tilestored [{c1} + {cs}*1], tmm1",
+                        c0 = in(reg) c0, c1 = in(reg) c1, cs = in(reg) cs,
+                        options(nostack),
+                    );
                 }
+            }
+            if rows < 2 * ROWS {
+                configure(&full);
             }
             r0 += rows;
         }

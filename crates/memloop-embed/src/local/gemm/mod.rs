@@ -4,11 +4,15 @@
 //! - `avx512`: weights packed at load into 48-column panels for an AVX-512 FMA kernel;
 //! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
 //!
-//! Attention's small per-sentence products always take the portable path.
+//! Attention's small per-sentence products always take the portable path;
+//! the element-wise loops run through [`vectorised`].
 #![allow(unsafe_code)]
 
 mod amx;
 mod avx512;
+mod vector;
+
+pub use vector::vectorised;
 
 use rayon::prelude::*;
 
