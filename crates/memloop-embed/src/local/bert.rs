@@ -8,8 +8,8 @@ use std::path::Path;
 use memloop_core::{Error, Result};
 use safetensors::SafeTensors;
 
-use super::gemm::{sgemm, vectorised, GemmPath, View, Weights as Laid};
-use super::math::{gelu, lane_sum, softmax};
+use super::gemm::{gelu_in_place, sgemm, vectorised, GemmPath, View, Weights as Laid};
+use super::math::{lane_sum, softmax};
 
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct BertConfig {
@@ -298,14 +298,7 @@ impl Bert {
             },
         );
         linear(&layer.ffn_in, &s.proj, total, &mut s.inter, threads)?;
-        vectorised(
-            #[inline(always)]
-            || {
-                for v in s.inter.iter_mut() {
-                    *v = gelu(*v);
-                }
-            },
-        );
+        gelu_in_place(&mut s.inter);
         linear(&layer.ffn_out, &s.inter, total, x, threads)?;
         vectorised(
             #[inline(always)]

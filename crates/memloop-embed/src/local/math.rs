@@ -115,24 +115,36 @@ fn erf(x: f32) -> f32 {
         x
     };
     let x2 = x * x;
-    let mut p = -2.726_142_3e-10f32;
-    for c in [
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ] {
+    let mut p = ERF_P[0];
+    for c in &ERF_P[1..] {
         p = p * x2 + c;
     }
     let p = p * x;
-    let mut q = -1.456_607_2e-5f32;
-    for c in [-2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_474e-2] {
+    let mut q = ERF_Q[0];
+    for c in &ERF_Q[1..] {
         q = q * x2 + c;
     }
     p / q
 }
+
+/// erf's numerator (times x) and denominator, polynomials in x², highest
+/// power first.
+pub const ERF_P: [f32; 7] = [
+    -2.726_142_3e-10,
+    2.770_681_4e-8,
+    -2.101_024e-6,
+    -5.692_506_4e-5,
+    -7.349_906_3e-4,
+    -2.954_6e-3,
+    -1.609_603_3e-2,
+];
+pub const ERF_Q: [f32; 5] = [
+    -1.456_607_2e-5,
+    -2.133_740_6e-4,
+    -1.682_827e-3,
+    -7.373_329e-3,
+    -1.426_474e-2,
+];
 
 #[cfg(test)]
 mod tests {
@@ -162,6 +174,23 @@ mod tests {
             x += 0.0137;
         }
         assert!((0.0..1e-37).contains(&exp(f32::NEG_INFINITY)));
+    }
+
+    #[test]
+    fn gelu_in_place_matches_gelu() {
+        // Lengths around the 16-lane blocks, values across erf's clamp.
+        for len in [1, 15, 16, 17, 100] {
+            let xs: Vec<f32> = (0..len).map(|i| (i as f32 - 50.0) / 7.0).collect();
+            let mut got = xs.clone();
+            crate::local::gemm::gelu_in_place(&mut got);
+            for (g, x) in got.iter().zip(&xs) {
+                let want = gelu(*x);
+                assert!(
+                    (g - want).abs() <= 1e-6 * want.abs().max(1.0),
+                    "gelu({x}) = {g}, want {want}"
+                );
+            }
+        }
     }
 
     #[test]

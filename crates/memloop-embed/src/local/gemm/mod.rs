@@ -12,7 +12,7 @@ mod amx;
 mod avx512;
 mod vector;
 
-pub use vector::vectorised;
+pub use vector::{gelu_in_place, vectorised};
 
 use rayon::prelude::*;
 
