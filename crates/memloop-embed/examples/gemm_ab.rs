@@ -54,6 +54,12 @@ fn main() -> Res<()> {
     // GEMM_AB_SINGLES=0 times batches alone, GEMM_AB_BATCHES=0 single
     // texts alone (for a profiler).
     let batches = std::env::var_os("GEMM_AB_BATCHES").is_none_or(|v| v != "0");
+    // GEMM_AB_BATCH sets the batch size (default 32, as a search's writes).
+    let batch_size = std::env::var("GEMM_AB_BATCH")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(32usize)
+        .max(1);
     let singles = std::env::var("GEMM_AB_SINGLES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -62,7 +68,7 @@ fn main() -> Res<()> {
     for round in 0..rounds {
         for (path, model, batch, single) in &mut models {
             let t = Instant::now();
-            for chunk in texts.chunks(32).filter(|_| batches) {
+            for chunk in texts.chunks(batch_size).filter(|_| batches) {
                 model.embed_batch(chunk)?;
             }
             let rate = texts.len() as f64 / t.elapsed().as_secs_f64();

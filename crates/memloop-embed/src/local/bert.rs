@@ -394,8 +394,9 @@ struct Scratch {
     scores: Vec<f32>,
 }
 
-/// 16 MiB: a pass of about 1,200 tokens (a batch of 32 chat turns is 500).
-const KEEP_BYTES: usize = 16 << 20;
+/// 4 MiB: any one text (256 tokens at most) on a long-lived caller's
+/// thread; a batch's threads live for that batch only.
+const KEEP_BYTES: usize = 4 << 20;
 
 thread_local! {
     static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());

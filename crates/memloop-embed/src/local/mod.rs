@@ -21,8 +21,11 @@ pub const DIMENSIONS: usize = 384;
 pub const MODEL_DIR_NAME: &str = "all-MiniLM-L6-v2";
 /// sentence-transformers' max_seq_length for this model; longer input is truncated.
 pub const MAX_TOKENS: usize = 256;
-/// Tokens per forward pass: bounds the scratch memory of one batch (~40 MB).
-const TOKENS_PER_PASS: usize = 4096;
+/// Tokens per forward pass: bounds the scratch memory of one pass (~14 MB)
+/// and keeps a pass's activations close to the cores. With AMX, batches of
+/// 256 texts embedded 17% faster in passes of 1,024 tokens than of 4,096
+/// (median of three interleaved gemm_ab runs; batches of 32 the same).
+const TOKENS_PER_PASS: usize = 1024;
 
 const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
