@@ -229,8 +229,17 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let seqs = self.tokenize(texts)?;
-        self.embed_parallel(&seqs)
+        // Each thread tokenises its own texts (tokenising a batch on the
+        // calling thread first left the other cores idle meanwhile); their
+        // lengths in bytes stand in for their token counts.
+        let threads = self.threads.min(texts.len());
+        if threads <= 1 {
+            return self.embed_sequences(&self.tokenize(texts)?, self.threads);
+        }
+        let bounds = balanced_bounds(texts.iter().map(|t| t.len()), threads);
+        self.in_groups(texts, &bounds, |part| {
+            self.embed_sequences(&self.tokenize(part)?, 1)
+        })
     }
 
     fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
@@ -294,24 +303,25 @@ impl MiniLmEmbedder {
         if threads <= 1 {
             return self.embed_sequences(seqs, self.threads);
         }
-        // Split into contiguous groups of about equal token counts, one per thread.
-        let total: usize = seqs.iter().map(Vec::len).sum();
-        let mut bounds = vec![0];
-        let mut acc = 0;
-        for (i, s) in seqs.iter().enumerate() {
-            acc += s.len();
-            if acc * threads >= total * bounds.len() && bounds.len() < threads && i + 1 < seqs.len()
-            {
-                bounds.push(i + 1);
-            }
-        }
-        bounds.push(seqs.len());
+        let bounds = balanced_bounds(seqs.iter().map(Vec::len), threads);
+        self.in_groups(seqs, &bounds, |part| self.embed_sequences(part, 1))
+    }
+
+    /// Runs `embed` on each group `items[bounds[i]..bounds[i + 1]]` on a
+    /// thread of its own, and joins the results in order.
+    fn in_groups<T: Sync>(
+        &self,
+        items: &[T],
+        bounds: &[usize],
+        embed: impl Fn(&[T]) -> Result<Vec<Vec<f32>>> + Sync,
+    ) -> Result<Vec<Vec<f32>>> {
+        let embed = &embed;
         let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
                 .windows(2)
                 .map(|w| {
-                    let part = &seqs[w[0]..w[1]];
-                    scope.spawn(move || self.embed_sequences(part, 1))
+                    let part = &items[w[0]..w[1]];
+                    scope.spawn(move || embed(part))
                 })
                 .collect();
             handles
@@ -323,7 +333,7 @@ impl MiniLmEmbedder {
                 })
                 .collect()
         });
-        let mut out = Vec::with_capacity(seqs.len());
+        let mut out = Vec::with_capacity(items.len());
         for r in results {
             out.extend(r?);
         }
@@ -331,9 +341,43 @@ impl MiniLmEmbedder {
     }
 }
 
+/// Boundaries (0, …, n) of at most `threads` contiguous groups of about
+/// equal total weight, for n items of the given weights.
+fn balanced_bounds(weights: impl ExactSizeIterator<Item = usize>, threads: usize) -> Vec<usize> {
+    let n = weights.len();
+    let weights: Vec<usize> = weights.collect();
+    let total: usize = weights.iter().sum();
+    let mut bounds = vec![0];
+    let mut acc = 0;
+    for (i, w) in weights.iter().enumerate() {
+        acc += w;
+        if acc * threads >= total * bounds.len() && bounds.len() < threads && i + 1 < n {
+            bounds.push(i + 1);
+        }
+    }
+    bounds.push(n);
+    bounds
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_balance_weight_and_cover_every_item() {
+        assert_eq!(balanced_bounds([1, 1, 1, 1].into_iter(), 2), vec![0, 2, 4]);
+        assert_eq!(
+            balanced_bounds([10, 1, 1, 1, 1, 1, 1].into_iter(), 2),
+            vec![0, 1, 7]
+        );
+        assert_eq!(balanced_bounds([5].into_iter(), 4), vec![0, 1]);
+        let bounds = balanced_bounds((0..100).map(|i| i % 7 + 1), 3);
+        assert_eq!(
+            (bounds[0], *bounds.last().unwrap(), bounds.len()),
+            (0, 100, 4)
+        );
+        assert!(bounds.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn a_text_that_fits_the_first_window_has_no_later_ones() {
