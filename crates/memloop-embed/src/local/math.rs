@@ -107,6 +107,7 @@ pub fn gelu(x: f32) -> f32 {
 #[inline(always)]
 fn erf(x: f32) -> f32 {
     // Comparisons rather than f32::clamp, whose NaN rule costs blends.
+    #[allow(clippy::manual_clamp)]
     let x = if x > 4.0 {
         4.0
     } else if x < -4.0 {
