@@ -2,6 +2,7 @@
 //! Per-partition statistics mean one user's words never weigh on another's
 //! ranking, and a query reads only this partition's postings.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 const K1: f32 = 1.2;
@@ -23,10 +24,19 @@ pub struct KeywordIndex {
     postings: Vec<Vec<(u32, f32)>>,
     /// Per term: how many of its postings are of dead slots.
     dead_per_term: Vec<u32>,
+    /// Per term: the largest weighted frequency and the shortest weighted
+    /// length of the documents it has been in since the last compaction.
+    /// Together they bound what the term can add to any score (see `search`);
+    /// a removal never tightens them, so they stay bounds.
+    term_bounds: Vec<(f32, f32)>,
     /// Row of each slot (None: free or dead).
     slot_rows: Vec<Option<i64>>,
-    /// Per slot: its distinct term ids (for removal) and its weighted length.
-    slot_docs: Vec<(Vec<u32>, f32)>,
+    /// Per slot: its distinct terms with their weighted frequencies, sorted
+    /// by term id (for removal, and for the look-ups of a pruned search).
+    slot_terms: Vec<Vec<(u32, f32)>>,
+    /// Per slot: its weighted length. Apart from `slot_terms` so that the
+    /// scoring loop reads 4 bytes per posting, not a 32-byte record.
+    slot_len: Vec<f32>,
     /// Slots whose postings are gone: free for new documents.
     free_slots: Vec<u32>,
     /// Slots removed whose postings remain (freed by `compact`).
@@ -37,6 +47,39 @@ pub struct KeywordIndex {
     slot_speakers: Vec<Vec<String>>,
     slots: HashMap<i64, u32>,
     total_len: f64,
+}
+
+/// One live document as `KeywordIndex::export` gives it.
+pub struct SavedDoc<'a> {
+    pub row: i64,
+    pub terms: Vec<(u32, f32)>,
+    pub len: f32,
+    pub speaker: &'a [String],
+}
+
+/// A document as a saved index gives it back: row, terms with their
+/// frequencies (indices into the saved dictionary), weighted length, speaker words.
+pub type RestoredDoc = (i64, Vec<(u32, f32)>, f32, Vec<String>);
+
+/// A query term as scored: its id, `idf × (k1 + 1)`, and the most it can
+/// add to one document's score.
+struct QueryTerm {
+    id: u32,
+    weight: f32,
+    bound: f32,
+}
+
+/// Per-thread score accumulator, reused across searches: a fresh array per
+/// query would zero 4 MB at a million memories. Every touched cell is
+/// zeroed again before the search returns.
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 impl KeywordIndex {
@@ -77,6 +120,7 @@ impl KeywordIndex {
                     self.term_ids.insert(t.clone(), id);
                     self.postings.push(Vec::new());
                     self.dead_per_term.push(0);
+                    self.term_bounds.push((0.0, f32::INFINITY));
                     id
                 }
             };
@@ -95,18 +139,22 @@ impl KeywordIndex {
             Some(s) => s,
             None => {
                 self.slot_rows.push(None);
-                self.slot_docs.push((Vec::new(), 0.0));
+                self.slot_terms.push(Vec::new());
+                self.slot_len.push(0.0);
                 self.slot_speakers.push(Vec::new());
                 (self.slot_rows.len() - 1) as u32
             }
         };
         for &(id, tf) in &counts {
             self.postings[id as usize].push((slot, tf));
+            let bound = &mut self.term_bounds[id as usize];
+            *bound = (bound.0.max(tf), bound.1.min(len));
         }
         self.live_postings += counts.len();
         self.total_len += f64::from(len);
         self.slot_rows[slot as usize] = Some(row);
-        self.slot_docs[slot as usize] = (counts.iter().map(|c| c.0).collect(), len);
+        self.slot_terms[slot as usize] = counts;
+        self.slot_len[slot as usize] = len;
         self.slot_speakers[slot as usize] = speaker
             .map(|s| {
                 s.to_lowercase()
@@ -123,14 +171,15 @@ impl KeywordIndex {
         let Some(slot) = self.slots.remove(&row) else {
             return;
         };
-        let (ids, len) = std::mem::take(&mut self.slot_docs[slot as usize]);
-        for &id in &ids {
+        let terms = std::mem::take(&mut self.slot_terms[slot as usize]);
+        for &(id, _) in &terms {
             if let Some(d) = self.dead_per_term.get_mut(id as usize) {
                 *d += 1;
             }
         }
-        self.dead_postings += ids.len();
-        self.live_postings = self.live_postings.saturating_sub(ids.len());
+        let len = std::mem::take(&mut self.slot_len[slot as usize]);
+        self.dead_postings += terms.len();
+        self.live_postings = self.live_postings.saturating_sub(terms.len());
         self.total_len = (self.total_len - f64::from(len)).max(0.0);
         self.slot_rows[slot as usize] = None;
         self.slot_speakers[slot as usize].clear();
@@ -140,16 +189,93 @@ impl KeywordIndex {
         }
     }
 
-    /// Drops the postings of dead slots and frees the slots: one pass over
-    /// every list, paid for by the removals since the last one.
+    /// Drops the postings of dead slots, frees the slots and recomputes
+    /// each term's bounds from what is left: one pass over every list, paid
+    /// for by the removals since the last one.
     fn compact(&mut self) {
-        let rows = &self.slot_rows;
-        for list in &mut self.postings {
+        let (rows, lens) = (&self.slot_rows, &self.slot_len);
+        for (list, bound) in self.postings.iter_mut().zip(&mut self.term_bounds) {
             list.retain(|(s, _)| rows[*s as usize].is_some());
+            *bound = list.iter().fold((0.0, f32::INFINITY), |b, &(s, tf)| {
+                (b.0.max(tf), b.1.min(lens[s as usize]))
+            });
         }
         self.dead_per_term.iter_mut().for_each(|d| *d = 0);
         self.free_slots.append(&mut self.dead_slots);
         self.dead_postings = 0;
+    }
+
+    /// Every live document as (row, its terms with frequencies, weighted
+    /// length, speaker words), terms as indices into the returned
+    /// dictionary, which holds only the terms some live document has: what
+    /// a saved index needs, and nothing of removed documents.
+    pub fn export(&self) -> (Vec<&str>, Vec<SavedDoc<'_>>) {
+        let mut names: Vec<&str> = vec![""; self.term_ids.len()];
+        for (name, &id) in &self.term_ids {
+            if let Some(slot) = names.get_mut(id as usize) {
+                *slot = name;
+            }
+        }
+        let mut remap: Vec<u32> = vec![u32::MAX; names.len()];
+        let mut dictionary: Vec<&str> = Vec::new();
+        let mut docs = Vec::with_capacity(self.slots.len());
+        for (slot, row) in self.slot_rows.iter().enumerate() {
+            let Some(row) = *row else { continue };
+            let terms = self.slot_terms[slot]
+                .iter()
+                .map(|&(id, tf)| {
+                    let new = &mut remap[id as usize];
+                    if *new == u32::MAX {
+                        *new = dictionary.len() as u32;
+                        dictionary.push(names[id as usize]);
+                    }
+                    (*new, tf)
+                })
+                .collect();
+            docs.push(SavedDoc {
+                row,
+                terms,
+                len: self.slot_len[slot],
+                speaker: &self.slot_speakers[slot],
+            });
+        }
+        (dictionary, docs)
+    }
+
+    /// The index `export` described, rebuilt without analysing any text.
+    /// A document naming a term the dictionary lacks is refused (a
+    /// damaged file): the caller then analyses the texts instead.
+    pub fn import(dictionary: Vec<String>, docs: Vec<RestoredDoc>) -> Option<KeywordIndex> {
+        let mut idx = KeywordIndex {
+            postings: vec![Vec::new(); dictionary.len()],
+            dead_per_term: vec![0; dictionary.len()],
+            term_bounds: vec![(0.0, f32::INFINITY); dictionary.len()],
+            ..KeywordIndex::default()
+        };
+        for (slot, (row, mut terms, len, speaker)) in docs.into_iter().enumerate() {
+            terms.sort_unstable_by_key(|t| t.0);
+            for &(id, tf) in &terms {
+                idx.postings.get_mut(id as usize)?.push((slot as u32, tf));
+                let bound = &mut idx.term_bounds[id as usize];
+                *bound = (bound.0.max(tf), bound.1.min(len));
+            }
+            idx.live_postings += terms.len();
+            idx.total_len += f64::from(len);
+            idx.slot_rows.push(Some(row));
+            idx.slot_terms.push(terms);
+            idx.slot_len.push(len);
+            idx.slot_speakers.push(speaker);
+            if idx.slots.insert(row, slot as u32).is_some() {
+                return None;
+            }
+        }
+        idx.term_ids = dictionary
+            .into_iter()
+            .enumerate()
+            .map(|(id, name)| (name, id as u32))
+            .collect();
+        // A name twice would give two terms one id.
+        (idx.term_ids.len() == idx.postings.len()).then_some(idx)
     }
 
     /// True when one of `words` (lower case) names who said this row's text.
@@ -163,6 +289,14 @@ impl KeywordIndex {
 
     /// The `limit` best rows for the query terms by BM25, best first.
     /// `allow` restricts the candidates (filters, agent or session narrowing).
+    ///
+    /// Term at a time with MaxScore pruning: terms are taken most valuable
+    /// first, and once the `limit`-th best score so far exceeds what the
+    /// terms not yet read could add together, no document they alone hold
+    /// can enter the result. Their postings are then not walked; the
+    /// documents still in the running look those terms up in their own
+    /// term lists instead, and drop out as soon as they cannot reach the
+    /// cut. The result is the exhaustive one, ties included.
     pub fn search(
         &self,
         terms: &[String],
@@ -174,44 +308,163 @@ impl KeywordIndex {
             return Vec::new();
         }
         let avg_len = (self.total_len as f32 / n).max(1.0);
+        // tf part of BM25: tf / (tf + a + b·len), scaled by `weight`.
+        let (a, b) = (K1 * (1.0 - B), K1 * B / avg_len);
         let mut unique: Vec<&String> = terms.iter().collect();
         unique.sort();
         unique.dedup();
-        let mut scores = vec![0.0f32; self.slot_rows.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        for term in unique {
-            let Some((list, dead)) = self.term_ids.get(term).and_then(|&id| {
-                Some((
-                    self.postings.get(id as usize)?,
-                    *self.dead_per_term.get(id as usize)?,
-                ))
-            }) else {
-                continue;
-            };
-            let df = list.len().saturating_sub(dead as usize) as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let mut query: Vec<QueryTerm> = unique
+            .into_iter()
+            .filter_map(|term| {
+                let id = *self.term_ids.get(term)?;
+                let live = self.postings.get(id as usize)?.len()
+                    - *self.dead_per_term.get(id as usize)? as usize;
+                if live == 0 {
+                    return None;
+                }
+                let df = live as f32;
+                let weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * (K1 + 1.0);
+                let (max_tf, min_len) = *self.term_bounds.get(id as usize)?;
+                // A little over the exact bound, so rounding never puts a
+                // score above it.
+                let bound = weight * max_tf / (max_tf + a + b * min_len) * 1.001;
+                Some(QueryTerm { id, weight, bound })
+            })
+            .collect();
+        if query.is_empty() {
+            return Vec::new();
+        }
+        query.sort_by(|x, y| y.bound.total_cmp(&x.bound));
+        // rest[i]: the most the terms from the i-th on can add together.
+        let mut rest = vec![0.0f32; query.len() + 1];
+        for i in (0..query.len()).rev() {
+            rest[i] = rest[i + 1] + query[i].bound;
+        }
+        let run = |scratch: &mut Scratch| {
+            let hits = self.score(&query, &rest, (a, b), limit, allow, scratch);
+            for &slot in &scratch.touched {
+                scratch.scores[slot as usize] = 0.0;
+            }
+            scratch.touched.clear();
+            hits
+        };
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => run(&mut scratch),
+            Err(_) => run(&mut Scratch::default()),
+        })
+    }
+
+    /// The scoring behind `search`, accumulating into `scratch`.
+    fn score(
+        &self,
+        query: &[QueryTerm],
+        rest: &[f32],
+        (a, b): (f32, f32),
+        limit: usize,
+        allow: Option<&dyn Fn(i64) -> bool>,
+        scratch: &mut Scratch,
+    ) -> Vec<(i64, f32)> {
+        if scratch.scores.len() < self.slot_rows.len() {
+            scratch.scores.resize(self.slot_rows.len(), 0.0);
+        }
+        let Scratch { scores, touched } = scratch;
+        // Touched slots are live (dead ones are skipped), so without
+        // `allow` every one is admitted.
+        let allowed = |slot: u32| match allow {
+            None => true,
+            Some(f) => self.slot_rows[slot as usize].is_some_and(f),
+        };
+        // Phase 1: walk whole posting lists while a document seen in none
+        // of them so far could still make the cut.
+        let mut walked = query.len();
+        let mut cut = 0.0f32;
+        for (i, term) in query.iter().enumerate() {
+            // The cut can pass `rest[i]` only once the terms read could.
+            if i > 0 && rest[0] - rest[i] > rest[i] {
+                if let Some(c) = kth_best(touched, scores, limit, &allowed) {
+                    if c > rest[i] {
+                        (walked, cut) = (i, c);
+                        break;
+                    }
+                }
+            }
+            let list = &self.postings[term.id as usize];
+            let dead = self.dead_per_term[term.id as usize] > 0;
             for &(slot, tf) in list {
-                if dead > 0 && self.slot_rows[slot as usize].is_none() {
+                if dead && self.slot_rows[slot as usize].is_none() {
                     continue;
                 }
-                let len = self.slot_docs[slot as usize].1;
-                let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));
+                let len = self.slot_len[slot as usize];
                 let cell = &mut scores[slot as usize];
                 if *cell == 0.0 {
                     touched.push(slot);
                 }
-                *cell += s;
+                *cell += term.weight * tf / (tf + a + b * len);
             }
         }
-        let hits: Vec<(i64, f32)> = touched
+        // Phase 2: the documents that can still reach the cut take the
+        // remaining terms: by looking each up in their own term list while
+        // they are few beside the term's postings (a look-up is a cache
+        // miss, a posting a sequential read), else by walking the postings
+        // for the cells already touched.
+        let mut running: Vec<u32> = if walked < query.len() {
+            touched
+                .iter()
+                .copied()
+                .filter(|&s| scores[s as usize] + rest[walked] >= cut && allowed(s))
+                .collect()
+        } else {
+            touched.iter().copied().filter(|&s| allowed(s)).collect()
+        };
+        for (j, term) in query.iter().enumerate().skip(walked) {
+            let list = &self.postings[term.id as usize];
+            if running.len() * LOOKUP_COST < list.len() {
+                for &slot in &running {
+                    let own = &self.slot_terms[slot as usize];
+                    if let Ok(k) = own.binary_search_by_key(&term.id, |t| t.0) {
+                        let (tf, len) = (own[k].1, self.slot_len[slot as usize]);
+                        scores[slot as usize] += term.weight * tf / (tf + a + b * len);
+                    }
+                }
+            } else {
+                for &(slot, tf) in list {
+                    let cell = &mut scores[slot as usize];
+                    // Untouched cells (and dead slots, never touched) cannot make the cut.
+                    if *cell != 0.0 {
+                        *cell += term.weight * tf / (tf + a + b * self.slot_len[slot as usize]);
+                    }
+                }
+            }
+            running.retain(|&slot| scores[slot as usize] + rest[j + 1] >= cut);
+        }
+        // Rows only for the documents at or above the limit-th score.
+        let floor = kth_best(&running, scores, limit, &|_| true).unwrap_or(f32::MIN);
+        let hits: Vec<(i64, f32)> = running
             .into_iter()
-            .filter_map(|slot| {
-                self.slot_rows[slot as usize].map(|row| (row, scores[slot as usize]))
-            })
-            .filter(|(row, _)| allow.is_none_or(|f| f(*row)))
+            .filter(|&s| scores[s as usize] >= floor)
+            .filter_map(|s| self.slot_rows[s as usize].map(|row| (row, scores[s as usize])))
             .collect();
         top_k(hits, limit)
     }
+}
+
+/// How many postings one look-up in a document's own term list costs
+/// about as much as (a random read against sequential ones).
+const LOOKUP_COST: usize = 16;
+
+/// The `k`-th best score among the admitted `slots`, or None when fewer
+/// than `k` are admitted.
+fn kth_best(slots: &[u32], scores: &[f32], k: usize, admit: &dyn Fn(u32) -> bool) -> Option<f32> {
+    let mut s: Vec<f32> = slots
+        .iter()
+        .filter(|&&slot| admit(slot))
+        .map(|&slot| scores[slot as usize])
+        .collect();
+    if k == 0 || s.len() < k {
+        return None;
+    }
+    let (_, kth, _) = s.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
+    Some(*kth)
 }
 
 /// Sorts by score descending (ties by row, for determinism) and keeps `k`.
@@ -309,6 +562,92 @@ mod tests {
             .search(&doc(3), 5000, None)
             .iter()
             .all(|h| h.0 != 3 && h.0 % 3 == 0 || h.0 >= 3000));
+    }
+
+    /// BM25 by the book, every document scored: what the pruned search
+    /// must return exactly.
+    fn exhaustive(docs: &[(i64, Vec<(String, f32)>)], q: &[String], k: usize) -> Vec<(i64, f32)> {
+        let n = docs.len() as f32;
+        let avg = docs
+            .iter()
+            .map(|d| d.1.iter().map(|t| t.1).sum::<f32>())
+            .sum::<f32>()
+            / n;
+        let mut q: Vec<&String> = q.iter().collect();
+        q.sort();
+        q.dedup();
+        let dfs: Vec<f32> = q
+            .iter()
+            .map(|term| {
+                docs.iter()
+                    .filter(|d| d.1.iter().any(|t| &t.0 == *term))
+                    .count() as f32
+            })
+            .collect();
+        let hits = docs
+            .iter()
+            .filter_map(|(row, terms)| {
+                let len: f32 = terms.iter().map(|t| t.1).sum();
+                let mut score = 0.0;
+                let mut any = false;
+                for (term, &df) in q.iter().zip(&dfs) {
+                    let tf: f32 = terms.iter().filter(|t| &t.0 == *term).map(|t| t.1).sum();
+                    if tf > 0.0 {
+                        any = true;
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        score +=
+                            idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg.max(1.0)));
+                    }
+                }
+                any.then_some((*row, score))
+            })
+            .collect();
+        top_k(hits, k)
+    }
+
+    /// Pruning must never change the result: skewed and flat vocabularies,
+    /// context weights, removals, repeated query terms and small limits.
+    #[test]
+    fn pruned_search_matches_exhaustive_bm25() {
+        let vocab: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+        let mut seed = 7u64;
+        let mut next = move |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % m
+        };
+        let mut idx = KeywordIndex::default();
+        let mut docs: Vec<(i64, Vec<(String, f32)>)> = Vec::new();
+        for row in 0..1500i64 {
+            // Skewed: low word ids are common, high ones rare.
+            let pick = |r: usize| vocab[(r * r) / 40].clone();
+            let own: Vec<String> = (0..1 + next(6)).map(|_| pick(next(40))).collect();
+            let ctx: Vec<String> = (0..next(4)).map(|_| pick(next(40))).collect();
+            idx.insert(row, &own, &ctx, 0.5);
+            let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
+            terms.extend(ctx.iter().map(|t| (t.clone(), 0.5)));
+            docs.push((row, terms));
+        }
+        for row in (0..1500).filter(|r| r % 4 == 1) {
+            idx.remove(row);
+        }
+        docs.retain(|d| d.0 % 4 != 1);
+        for _ in 0..150 {
+            let q: Vec<String> = (0..1 + next(7)).map(|_| vocab[next(40)].clone()).collect();
+            for k in [1, 5, 30] {
+                let (got, want) = (idx.search(&q, k, None), exhaustive(&docs, &q, k));
+                assert_eq!(got.len(), want.len(), "{q:?} k={k}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g.1 - w.1).abs() < 1e-3, "{q:?} k={k}: {got:?} vs {want:?}");
+                }
+                // Same rows, up to the order of (near-)equal scores.
+                let kth = want.last().map_or(0.0, |w| w.1);
+                for g in &got {
+                    assert!(g.1 >= kth - 1e-3 && docs.iter().any(|d| d.0 == g.0));
+                }
+            }
+        }
     }
 
     #[test]
