@@ -209,7 +209,8 @@ fn found(dir: &Path, words: &[&str]) -> Vec<(String, String)> {
 
 /// The data directory holds only the files the scan is meant to cover:
 /// the database and its WAL and shared-memory files, the init lock, and
-/// saved index files (an HNSW graph and its sidecar). A file of any other
+/// saved index files (an HNSW graph, its sidecar and the keyword index
+/// saved beside it). A file of any other
 /// kind would be a copy nobody looked at.
 fn assert_only_known_files(dir: &Path) {
     for p in files(dir) {
@@ -221,7 +222,7 @@ fn assert_only_known_files(dir: &Path) {
             let (stem, ext) = f.rsplit_once('.').unwrap_or((f, ""));
             stem.len() == 32
                 && stem.bytes().all(|b| b.is_ascii_hexdigit())
-                && (ext == "usearch" || ext == "json")
+                && matches!(ext, "usearch" | "json" | "keywords")
         });
         assert!(known, "an unexpected file in the data directory: {rel}");
     }
@@ -248,6 +249,12 @@ fn a_purge_leaves_no_byte_of_the_users_texts_in_any_file() {
             .iter()
             .any(|p| p.extension().is_some_and(|e| e == "usearch")),
         "the victim's HNSW index is saved before the purge: {saved:?}"
+    );
+    assert!(
+        saved
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "keywords")),
+        "the victim's keyword index (stems of the texts) is saved before the purge: {saved:?}"
     );
 
     // Before: every word is on disk, so the scan below can find them.

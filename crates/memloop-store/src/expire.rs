@@ -166,7 +166,7 @@ impl EmbeddedStore {
                 let conn = self.conn();
                 self.apply_log_vectors_only(&conn, &mut part, partition, saved_seq)?;
             }
-            self.save_ann(partition, &part.vectors, latest)?;
+            self.save_ann(partition, &part.vectors, latest, None)?;
         }
         self.flush()
     }

@@ -29,6 +29,7 @@ mod dump;
 mod expire;
 mod graph;
 mod keyword;
+mod keyword_file;
 mod outbox;
 mod partition;
 mod purge;

@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use crate::keyword::KeywordIndex;
+use crate::keyword_file;
 use crate::rows::blob_to_vector;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
@@ -29,6 +30,9 @@ pub struct IndexStatus {
     /// Log entries (of any partition) committed after the index last caught
     /// up: what the next search would apply first if they are this one's.
     pub behind: i64,
+    /// The indexes were restored from the files saved at the last close
+    /// (no text analysed), not built from the rows.
+    pub restored: bool,
 }
 
 /// A row's text, context and speaker, as a load reads them.
@@ -61,6 +65,9 @@ pub struct PartitionIndex {
     pub applied_seq: i64,
     /// The seq the saved HNSW file reflects (0: nothing saved).
     pub saved_seq: i64,
+    /// Restored from the saved files (graph and keyword index) rather
+    /// than built from the rows.
+    pub restored: bool,
 }
 
 /// When the partition's rows with a TTL expire. An expired row stays in
@@ -93,6 +100,11 @@ impl Expiry {
         self.by_time.first().is_some_and(|(t, _)| *t <= now)
     }
 
+    /// When `row` expires, if it has a TTL.
+    pub fn get(&self, row: i64) -> Option<i64> {
+        self.by_row.get(&row).copied()
+    }
+
     pub fn is_expired(&self, row: i64, now: i64) -> bool {
         self.by_row.get(&row).is_some_and(|t| *t <= now)
     }
@@ -108,6 +120,7 @@ impl PartitionIndex {
             expiry: Expiry::default(),
             applied_seq: seq,
             saved_seq: seq,
+            restored: true,
         }
     }
 
@@ -152,13 +165,22 @@ pub(crate) fn log_floor(conn: &Connection) -> Result<i64> {
 
 /// Where a partition's HNSW index is saved: named by a hash, never by user ids.
 pub fn ann_paths(dir: &Path, partition: &str) -> (PathBuf, PathBuf) {
+    let base = saved_base(dir, partition);
+    (base.with_extension("usearch"), base.with_extension("json"))
+}
+
+/// Where a partition's keyword index is saved (`keyword_file`), beside its graph.
+pub fn keywords_path(dir: &Path, partition: &str) -> PathBuf {
+    saved_base(dir, partition).with_extension("keywords")
+}
+
+fn saved_base(dir: &Path, partition: &str) -> PathBuf {
     let hash: String = Sha256::digest(partition.as_bytes())
         .iter()
         .take(16)
         .map(|b| format!("{b:02x}"))
         .collect();
-    let base = dir.join("index").join(hash);
-    (base.with_extension("usearch"), base.with_extension("json"))
+    dir.join("index").join(hash)
 }
 
 impl EmbeddedStore {
@@ -238,6 +260,7 @@ impl EmbeddedStore {
             vectors: p.vectors.len(),
             hnsw: p.vectors.is_ann(),
             behind: (latest - p.applied_seq).max(0),
+            restored: p.restored,
         }))
     }
 
@@ -251,6 +274,9 @@ impl EmbeddedStore {
 
     fn load_partition_in_tx(&self, conn: &Connection, partition: &str) -> Result<PartitionIndex> {
         let applied_seq = max_seq(conn)?;
+        if let Some(part) = self.restore_saved(conn, partition, applied_seq)? {
+            return Ok(part);
+        }
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
         let mut expiry = Expiry::default();
@@ -309,6 +335,7 @@ impl EmbeddedStore {
                     expiry,
                     applied_seq,
                     saved_seq,
+                    restored: false,
                 };
                 self.apply_log_vectors_only(conn, &mut part, partition, saved_seq)?;
                 part.vectors.count_pieces(count);
@@ -350,7 +377,53 @@ impl EmbeddedStore {
             expiry,
             applied_seq,
             saved_seq: 0,
+            restored: false,
         })
+    }
+
+    /// The partition's indexes as last saved (graph and keyword index),
+    /// caught up with the log: no text read or analysed. None when either
+    /// file is missing, unusable or behind the pruned log, or the
+    /// partition shrank below the graph's threshold.
+    fn restore_saved(
+        &self,
+        conn: &Connection,
+        partition: &str,
+        applied_seq: i64,
+    ) -> Result<Option<PartitionIndex>> {
+        let path = keywords_path(&self.dir, partition);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let floor = log_floor(conn)?;
+        let Some(saved) = keyword_file::load(&path, self.options.context_weight) else {
+            tracing::warn!(path = %path.display(), "saved keyword index unusable; analysing the texts instead");
+            return Ok(None);
+        };
+        let Some((vectors, graph_seq)) = self.restore_ann(partition) else {
+            return Ok(None);
+        };
+        if saved.seq < floor || graph_seq < floor {
+            return Ok(None);
+        }
+        let mut part = PartitionIndex {
+            vectors,
+            keywords: saved.keywords,
+            expiry: saved.expiry,
+            applied_seq,
+            saved_seq: graph_seq.min(saved.seq),
+            restored: true,
+        };
+        // Whatever was committed after the older of the two files:
+        // re-applying a change one of them already holds is harmless.
+        let from = part.saved_seq;
+        self.apply_log(conn, &mut part, partition, from)?;
+        let count = part.keywords.len();
+        if count < self.options.ann_threshold {
+            return Ok(None);
+        }
+        part.vectors.count_pieces(count);
+        Ok(Some(part))
     }
 
     /// A throwaway exact index of the memories visible at `as_of` (or of
@@ -398,6 +471,7 @@ impl EmbeddedStore {
             expiry: Expiry::default(),
             applied_seq: 0,
             saved_seq: 0,
+            restored: false,
         })
     }
 
@@ -509,7 +583,12 @@ impl EmbeddedStore {
                 if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
                     continue;
                 }
-                self.save_ann(&partition, &p.vectors, p.applied_seq)?;
+                self.save_ann(
+                    &partition,
+                    &p.vectors,
+                    p.applied_seq,
+                    Some((&p.keywords, &p.expiry)),
+                )?;
                 p.applied_seq
             };
             let mut p = write(&part);
@@ -518,11 +597,18 @@ impl EmbeddedStore {
         Ok(())
     }
 
-    /// Saves a partition's HNSW index as reflecting the log up to `seq`
-    /// (index first, then its sidecar: a crash between them leaves an
-    /// index newer than its sidecar says, and replaying the log over it is
-    /// harmless). The caller holds `saving`.
-    pub(crate) fn save_ann(&self, partition: &str, vectors: &VectorIndex, seq: i64) -> Result<()> {
+    /// Saves a partition's HNSW index as reflecting the log up to `seq`,
+    /// with its keyword index when given (else a saved one, now behind
+    /// the graph, is removed): files first, then the sidecar (a crash
+    /// between them leaves files newer than the sidecar says, and
+    /// replaying the log over them is harmless). The caller holds `saving`.
+    pub(crate) fn save_ann(
+        &self,
+        partition: &str,
+        vectors: &VectorIndex,
+        seq: i64,
+        keywords: Option<(&KeywordIndex, &Expiry)>,
+    ) -> Result<()> {
         let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
         let tmp = index_path.with_extension("usearch.tmp");
         vectors.save(&tmp)?;
@@ -531,6 +617,19 @@ impl EmbeddedStore {
             source: e,
         };
         std::fs::rename(&tmp, &index_path).map_err(io)?;
+        let keywords_at = keywords_path(&self.dir, partition);
+        match keywords {
+            Some((k, expiry)) => {
+                keyword_file::save(&keywords_at, seq, self.options.context_weight, k, expiry)
+                    .map_err(|e| memloop_core::Error::Io {
+                        path: keywords_at.clone(),
+                        source: e,
+                    })?
+            }
+            None => {
+                let _ = std::fs::remove_file(&keywords_at);
+            }
+        }
         let sidecar = Sidecar {
             partition: partition.to_string(),
             seq,
@@ -595,6 +694,7 @@ impl EmbeddedStore {
         let (a, b) = ann_paths(&self.dir, partition);
         let _ = std::fs::remove_file(a);
         let _ = std::fs::remove_file(b);
+        let _ = std::fs::remove_file(keywords_path(&self.dir, partition));
     }
 
     /// The terms and context terms of each (row, text, context, speaker):

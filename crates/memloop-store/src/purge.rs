@@ -11,15 +11,14 @@
 //!   and, for a whole user (or agent) partition, every history row of the
 //!   partition, including that of memories forgotten earlier without purge.
 //! - the outbox: queued writes of the scope are deleted with the rows.
-//! - saved HNSW files (vectors, and a sidecar naming the partition): removed
-//!   before the transaction, so a crash after it cannot leave them.
+//! - saved HNSW files (vectors, and a sidecar naming the partition) and the
+//!   saved keyword index (stems of the texts): removed before the
+//!   transaction, so a crash after it cannot leave them.
 //! - `index_log` (rows changed, by partition key: the user id): pruned as
 //!   `gc` prunes it, up to what saved indexes of other partitions still need.
 //! - `memloop.db-wal`: holds the original inserts and the old page images
 //!   until a checkpoint copies the zeroed pages into the database; it is
 //!   then truncated to zero bytes.
-//!
-//! The keyword index lives in memory only; nothing of it is on disk.
 //!
 //! A crash: the rows, history and outbox entries go in one transaction, so
 //! the store is as before the purge or as after it, never in between. A

@@ -1,0 +1,199 @@
+//! A partition's keyword index saved beside its HNSW graph
+//! (`index/<hash>.keywords`), so that reopening a large store restores it
+//! instead of reading and analysing every text again (most of a reopen's
+//! time at a million memories).
+//!
+//! It is a cache of what SQLite holds, like the graph: written with the
+//! graph and before the sidecar that names their log position, each file
+//! carrying its own position too, so the log replays whatever came after
+//! the older of the two. A file that is missing, of another version or
+//! context weight, behind the pruned log, or damaged (a checksum covers
+//! every byte) is ignored and the texts are analysed as before. It holds
+//! stems of the partition's texts, so it is removed with the graph when a
+//! purge drops the partition's indexes, and written from live documents
+//! only (no term of a removed memory).
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use crate::keyword::KeywordIndex;
+use crate::partition::Expiry;
+
+const MAGIC: &[u8; 8] = b"MLKWIDX\0";
+/// Bumped whenever the layout or the analyser changes: a file of another
+/// version is ignored (and rewritten at the next save).
+const VERSION: u32 = 1;
+
+/// A restored keyword index, the expiry of its rows, and the log position it reflects.
+pub(crate) struct Saved {
+    pub keywords: KeywordIndex,
+    pub expiry: Expiry,
+    pub seq: i64,
+}
+
+/// Writes the index to `path` (through a temporary file and a rename, so a
+/// reader never sees half a file).
+pub(crate) fn save(
+    path: &Path,
+    seq: i64,
+    context_weight: f32,
+    keywords: &KeywordIndex,
+    expiry: &Expiry,
+) -> std::io::Result<()> {
+    let tmp = path.with_extension("keywords.tmp");
+    let mut out = Fields::new(BufWriter::with_capacity(1 << 20, File::create(&tmp)?));
+    let (dictionary, docs) = keywords.export();
+    out.inner.write_all(MAGIC)?;
+    out.put(u64::from(VERSION))?;
+    out.put(seq as u64)?;
+    out.put(u64::from(context_weight.to_bits()))?;
+    out.put(dictionary.len() as u64)?;
+    for term in &dictionary {
+        out.put_str(term)?;
+    }
+    out.put(docs.len() as u64)?;
+    for d in &docs {
+        out.put(d.row as u64)?;
+        out.put(u64::from(d.len.to_bits()))?;
+        out.put(expiry.get(d.row).unwrap_or(i64::MIN) as u64)?;
+        out.put(d.speaker.len() as u64)?;
+        for w in d.speaker {
+            out.put_str(w)?;
+        }
+        out.put(d.terms.len() as u64)?;
+        for &(id, tf) in &d.terms {
+            out.put(u64::from(id) | u64::from(tf.to_bits()) << 32)?;
+        }
+    }
+    let sum = out.sum;
+    out.inner.write_all(&sum.to_le_bytes())?;
+    out.inner.flush()?;
+    drop(out);
+    std::fs::rename(&tmp, path)
+}
+
+/// Reads a saved index, or None when the file is absent, of another
+/// version or context weight, or damaged.
+pub(crate) fn load(path: &Path, context_weight: f32) -> Option<Saved> {
+    let file = File::open(path).ok()?;
+    // No count in a damaged file may make us reserve more than the file holds.
+    let size = file.metadata().ok()?.len();
+    let mut r = Fields::new(BufReader::with_capacity(1 << 20, file));
+    let mut magic = [0u8; 8];
+    r.inner.read_exact(&mut magic).ok()?;
+    if &magic != MAGIC || r.get()? != u64::from(VERSION) {
+        return None;
+    }
+    let seq = r.get()? as i64;
+    if r.get()? != u64::from(context_weight.to_bits()) {
+        return None;
+    }
+    let terms = r.get()?;
+    let mut dictionary = Vec::with_capacity(terms.min(size / 8) as usize);
+    for _ in 0..terms {
+        dictionary.push(r.get_str(size)?);
+    }
+    let count = r.get()?;
+    let mut docs = Vec::with_capacity(count.min(size / 40) as usize);
+    let mut expiry = Expiry::default();
+    for _ in 0..count {
+        let row = r.get()? as i64;
+        let len = f32::from_bits(r.get()? as u32);
+        let expires = r.get()? as i64;
+        if expires != i64::MIN {
+            expiry.set(row, Some(expires));
+        }
+        let words = r.get()?;
+        if words > 64 {
+            return None;
+        }
+        let speaker = (0..words)
+            .map(|_| r.get_str(size))
+            .collect::<Option<Vec<_>>>()?;
+        let n = r.get()?;
+        let mut terms = Vec::with_capacity(n.min(size / 8) as usize);
+        for _ in 0..n {
+            let t = r.get()?;
+            terms.push((t as u32, f32::from_bits((t >> 32) as u32)));
+        }
+        docs.push((row, terms, len, speaker));
+    }
+    let sum = r.sum;
+    let mut stored = [0u8; 8];
+    r.inner.read_exact(&mut stored).ok()?;
+    let mut rest = [0u8; 1];
+    if u64::from_le_bytes(stored) != sum || r.inner.read(&mut rest).ok()? != 0 {
+        return None;
+    }
+    Some(Saved {
+        keywords: KeywordIndex::import(dictionary, docs)?,
+        expiry,
+        seq,
+    })
+}
+
+/// Little-endian 8-byte fields and length-prefixed strings, hashed field
+/// by field as they are written or read: a checksum over every byte.
+struct Fields<T> {
+    inner: T,
+    sum: u64,
+}
+
+impl<T> Fields<T> {
+    fn new(inner: T) -> Fields<T> {
+        Fields {
+            inner,
+            sum: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    fn mix(&mut self, word: u64) {
+        self.sum = (self.sum ^ word)
+            .wrapping_mul(0x0000_0100_0000_01B3)
+            .rotate_left(29);
+    }
+
+    /// Hashes a string's bytes, eight at a time, the last word zero-padded.
+    fn mix_bytes(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut a = [0u8; 8];
+            a[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(a));
+        }
+    }
+}
+
+impl<W: Write> Fields<W> {
+    fn put(&mut self, v: u64) -> std::io::Result<()> {
+        self.mix(v);
+        self.inner.write_all(&v.to_le_bytes())
+    }
+
+    fn put_str(&mut self, s: &str) -> std::io::Result<()> {
+        self.put(s.len() as u64)?;
+        self.mix_bytes(s.as_bytes());
+        self.inner.write_all(s.as_bytes())
+    }
+}
+
+impl<R: Read> Fields<R> {
+    fn get(&mut self) -> Option<u64> {
+        let mut a = [0u8; 8];
+        self.inner.read_exact(&mut a).ok()?;
+        let v = u64::from_le_bytes(a);
+        self.mix(v);
+        Some(v)
+    }
+
+    fn get_str(&mut self, limit: u64) -> Option<String> {
+        let n = self.get()?;
+        if n > limit {
+            return None;
+        }
+        let mut b = vec![0u8; n as usize];
+        self.inner.read_exact(&mut b).ok()?;
+        self.mix_bytes(&b);
+        String::from_utf8(b).ok()
+    }
+}
