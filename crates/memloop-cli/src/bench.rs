@@ -102,7 +102,7 @@ fn peak_rss_mb() -> f64 {
 }
 
 /// What the process holds in memory now.
-fn rss_mb() -> f64 {
+pub(crate) fn rss_mb() -> f64 {
     status_mb("VmRSS:")
 }
 

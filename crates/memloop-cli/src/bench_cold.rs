@@ -2,7 +2,10 @@
 //! users of 100 memories each, the store reopened, then each user's first
 //! search (which loads that user's partition: its keyword index and its
 //! vectors) timed against a second, warm one. What a server pays the first
-//! time a user comes back after a restart.
+//! time a user comes back after a restart. With `--cold-users 10000` it is
+//! also the million memories spread over 10,000 users: the import rate,
+//! the reopen, single adds and deletes into loaded partitions, and the
+//! memory held once every partition is loaded.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +34,7 @@ pub fn bench_cold(
     let scopes: Vec<_> = (0..users)
         .map(|u| run.scope(&format!("bench-cold-{u}")))
         .collect();
+    let t = Instant::now();
     {
         let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, run.options())?;
         let bar = progress_bar(out, users as u64, "cold users");
@@ -46,7 +50,10 @@ pub fn bench_cold(
         }
         bar.finish_and_clear();
     }
+    let import_rate = (users * PER_USER) as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
     let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, run.options())?;
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
     let qtexts = sentences(313, users);
     let (mut cold, mut warm) = (Vec::with_capacity(users), Vec::with_capacity(users));
     for (u, scope) in scopes.iter().enumerate() {
@@ -58,6 +65,25 @@ pub fn bench_cold(
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    let resident_mb = crate::bench::rss_mb();
+    // Single durable writes into loaded partitions, spread over the users.
+    let picks: Vec<usize> = (0..100).map(|_| rng.below(users)).collect();
+    let mut added = Vec::with_capacity(picks.len());
+    let (add_p50, add_p99) = crate::bench::latency(picks.len(), |i| {
+        let text = format!("{} (added {i})", sentence(&mut rng));
+        let v = mixed_vector(&mut rng, &pool);
+        let mut rec = memory
+            .store()
+            .insert(&scopes[picks[i]], vec![(NewMemory::text(text), v)])?;
+        added.extend(rec.pop().map(|r| r.0.id));
+        Ok(())
+    })?;
+    let (delete_p50, delete_p99) = crate::bench::latency(added.len(), |i| {
+        memory
+            .store()
+            .delete(&scopes[picks[i]].tenant, &added[i], None)?;
+        Ok(())
+    })?;
     for scope in &scopes {
         run.clean(&memory, scope)?;
     }
@@ -65,6 +91,9 @@ pub fn bench_cold(
     warm.sort_by(f64::total_cmp);
     Ok(json!({
         "users": users, "memories_per_user": PER_USER,
+        "import_per_s": import_rate, "open_ms": open_ms, "resident_all_loaded_mb": resident_mb,
+        "add_p50_ms": add_p50, "add_p99_ms": add_p99,
+        "delete_p50_ms": delete_p50, "delete_p99_ms": delete_p99,
         "first_search_p50_ms": percentile(&cold, 0.5), "first_search_p99_ms": percentile(&cold, 0.99),
         "warm_search_p50_ms": percentile(&warm, 0.5), "warm_search_p99_ms": percentile(&warm, 0.99),
     }))
@@ -87,5 +116,24 @@ pub fn print_cold(out: &Output, v: &Value) {
         "  second search         p50 {:>7.3} ms  p99 {:>7.3} ms",
         f(v, "warm_search_p50_ms"),
         f(v, "warm_search_p99_ms")
+    );
+    println!(
+        "  import {:.0} memories/s (a batch per user, vectors given), reopen {:.1} ms",
+        f(v, "import_per_s"),
+        f(v, "open_ms")
+    );
+    println!(
+        "  single add (durable)  p50 {:>7.3} ms  p99 {:>7.3} ms",
+        f(v, "add_p50_ms"),
+        f(v, "add_p99_ms")
+    );
+    println!(
+        "  delete                p50 {:>7.3} ms  p99 {:>7.3} ms",
+        f(v, "delete_p50_ms"),
+        f(v, "delete_p99_ms")
+    );
+    println!(
+        "  resident with every partition loaded {:.0} MB (whole process)",
+        f(v, "resident_all_loaded_mb")
     );
 }
