@@ -22,7 +22,7 @@
 //! keeps a statement journal (every page it touches copied once more),
 //! and one without them does not.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use memloop_core::{Event, Result};
 use memloop_longterm::ExpireReport;
@@ -76,15 +76,17 @@ impl EmbeddedStore {
             // search admits them anyway, and a search that catches up with
             // the chunk's log entries before `mark_applied` then has no
             // removals to make.
+            let mut cut_from: HashMap<String, Option<u64>> = HashMap::new();
             for (partition, rows) in &by_partition {
-                self.unindex(partition, rows)?;
+                cut_from.insert(partition.clone(), self.unindex(partition, rows)?);
             }
             let before = max_seq(&tx)?;
             delete_chunk(&tx, now)?;
             let after = max_seq(&tx)?;
             tx.commit().map_err(sql_err)?;
             for (partition, rows) in by_partition {
-                self.mark_applied(&partition, &rows, before, after)?;
+                let generation = cut_from.get(&partition).copied().flatten();
+                self.mark_applied(&partition, &rows, (before, after), generation)?;
                 deleted += rows.len();
                 touched.insert(partition);
             }
@@ -104,33 +106,50 @@ impl EmbeddedStore {
     /// Takes expired rows out of this process's loaded index of
     /// `partition`, if it has one, a slice at a time: searches in between
     /// run on an index that still holds some of them, which they admit to
-    /// no result.
-    fn unindex(&self, partition: &str, rows: &[i64]) -> Result<()> {
+    /// no result. Returns the generation of the index cut, if one index
+    /// took every slice (None: not loaded, or reloaded in between).
+    fn unindex(&self, partition: &str, rows: &[i64]) -> Result<Option<u64>> {
         let Some(part) = lock(&self.partitions).get(partition).cloned() else {
-            return Ok(());
+            return Ok(None);
         };
-        for slice in rows.chunks(SLICE) {
+        let mut generation = None;
+        for (i, slice) in rows.chunks(SLICE).enumerate() {
             let mut p = write(&part);
             for &row in slice {
                 p.remove(row)?;
             }
+            generation = match (i, generation) {
+                (0, _) => Some(p.generation),
+                (_, Some(g)) if g == p.generation => Some(g),
+                _ => None,
+            };
         }
-        Ok(())
+        Ok(generation)
     }
 
     /// After a chunk's commit: an index that had seen every log entry
     /// before the chunk's has now seen the chunk's too (they are all this
     /// chunk's: it held the write lock), so no search reads them back.
-    /// The rows are removed once more in case the index was reloaded from
-    /// the database in between (a lookup each when they are gone).
-    fn mark_applied(&self, partition: &str, rows: &[i64], before: i64, after: i64) -> Result<()> {
+    /// If it is not the index `unindex` cut (`generation`: it was
+    /// reloaded from the database in between, rows and all), the rows are
+    /// removed again; else they are gone already, and the write lock is
+    /// held for a moment instead of 14–24 ms of look-ups per 20,000 rows.
+    fn mark_applied(
+        &self,
+        partition: &str,
+        rows: &[i64],
+        (before, after): (i64, i64),
+        generation: Option<u64>,
+    ) -> Result<()> {
         let Some(part) = lock(&self.partitions).get(partition).cloned() else {
             return Ok(());
         };
         let mut p = write(&part);
         if p.applied_seq == before {
-            for &row in rows {
-                p.remove(row)?;
+            if generation != Some(p.generation) {
+                for &row in rows {
+                    p.remove(row)?;
+                }
             }
             p.applied_seq = after;
         }

@@ -68,6 +68,15 @@ pub struct PartitionIndex {
     /// Restored from the saved files (graph and keyword index) rather
     /// than built from the rows.
     pub restored: bool,
+    /// Unique to each load: tells gc whether the index it cut rows out of
+    /// is still the one in place, or was reloaded from the rows meanwhile.
+    pub generation: u64,
+}
+
+/// A new [`PartitionIndex::generation`].
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// When the partition's rows with a TTL expire. An expired row stays in
@@ -121,6 +130,7 @@ impl PartitionIndex {
             applied_seq: seq,
             saved_seq: seq,
             restored: true,
+            generation: next_generation(),
         }
     }
 
@@ -336,6 +346,7 @@ impl EmbeddedStore {
                     applied_seq,
                     saved_seq,
                     restored: false,
+                    generation: next_generation(),
                 };
                 self.apply_log_vectors_only(conn, &mut part, partition, saved_seq)?;
                 part.vectors.count_pieces(count);
@@ -378,6 +389,7 @@ impl EmbeddedStore {
             applied_seq,
             saved_seq: 0,
             restored: false,
+            generation: next_generation(),
         })
     }
 
@@ -413,6 +425,7 @@ impl EmbeddedStore {
             applied_seq,
             saved_seq: graph_seq.min(saved.seq),
             restored: true,
+            generation: next_generation(),
         };
         // Whatever was committed after the older of the two files:
         // re-applying a change one of them already holds is harmless.
@@ -472,6 +485,7 @@ impl EmbeddedStore {
             applied_seq: 0,
             saved_seq: 0,
             restored: false,
+            generation: next_generation(),
         })
     }
 
