@@ -6,6 +6,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 const K1: f32 = 1.2;
+/// The least a matching term adds to a score: a touched cell is told from
+/// an untouched one by being nonzero, so no match may add exactly 0 (a
+/// term in every document of a huge partition, a tiny context weight).
+const TINY: f32 = f32::MIN_POSITIVE;
 const B: f32 = 0.75;
 
 /// Postings hold dense document slots (u32), not rows, so a query adds
@@ -49,6 +53,10 @@ pub struct KeywordIndex {
     total_len: f64,
 }
 
+/// The words of a speaker's name kept for the speaker match (a name is a
+/// few words; metadata could hold anything).
+pub const MAX_SPEAKER_WORDS: usize = 64;
+
 /// One live document as `KeywordIndex::export` gives it.
 pub struct SavedDoc<'a> {
     pub row: i64,
@@ -76,6 +84,22 @@ struct QueryTerm {
 struct Scratch {
     scores: Vec<f32>,
     touched: Vec<u32>,
+}
+
+/// Zeroes the touched cells when dropped, so a search that unwinds (a
+/// panicking `allow`) leaves no score behind for the thread's next one.
+struct Cleared<'a>(&'a mut Scratch);
+
+impl Drop for Cleared<'_> {
+    fn drop(&mut self) {
+        let Scratch { scores, touched } = &mut *self.0;
+        for &slot in touched.iter() {
+            if let Some(cell) = scores.get_mut(slot as usize) {
+                *cell = 0.0;
+            }
+        }
+        touched.clear();
+    }
 }
 
 thread_local! {
@@ -160,6 +184,7 @@ impl KeywordIndex {
                 s.to_lowercase()
                     .split(|c: char| !c.is_alphanumeric())
                     .filter(|w| w.chars().count() >= 3)
+                    .take(MAX_SPEAKER_WORDS)
                     .map(String::from)
                     .collect()
             })
@@ -327,7 +352,7 @@ impl KeywordIndex {
                 let (max_tf, min_len) = *self.term_bounds.get(id as usize)?;
                 // A little over the exact bound, so rounding never puts a
                 // score above it.
-                let bound = weight * max_tf / (max_tf + a + b * min_len) * 1.001;
+                let bound = (weight * max_tf / (max_tf + a + b * min_len) * 1.001).max(2.0 * TINY);
                 Some(QueryTerm { id, weight, bound })
             })
             .collect();
@@ -341,12 +366,8 @@ impl KeywordIndex {
             rest[i] = rest[i + 1] + query[i].bound;
         }
         let run = |scratch: &mut Scratch| {
-            let hits = self.score(&query, &rest, (a, b), limit, allow, scratch);
-            for &slot in &scratch.touched {
-                scratch.scores[slot as usize] = 0.0;
-            }
-            scratch.touched.clear();
-            hits
+            let cleared = Cleared(scratch);
+            self.score(&query, &rest, (a, b), limit, allow, cleared.0)
         };
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => run(&mut scratch),
@@ -402,7 +423,7 @@ impl KeywordIndex {
                 if *cell == 0.0 {
                     touched.push(slot);
                 }
-                *cell += term.weight * tf / (tf + a + b * len);
+                *cell += (term.weight * tf / (tf + a + b * len)).max(TINY);
             }
         }
         // Phase 2: the documents that can still reach the cut take the
@@ -426,7 +447,7 @@ impl KeywordIndex {
                     let own = &self.slot_terms[slot as usize];
                     if let Ok(k) = own.binary_search_by_key(&term.id, |t| t.0) {
                         let (tf, len) = (own[k].1, self.slot_len[slot as usize]);
-                        scores[slot as usize] += term.weight * tf / (tf + a + b * len);
+                        scores[slot as usize] += (term.weight * tf / (tf + a + b * len)).max(TINY);
                     }
                 }
             } else {
@@ -434,7 +455,8 @@ impl KeywordIndex {
                     let cell = &mut scores[slot as usize];
                     // Untouched cells (and dead slots, never touched) cannot make the cut.
                     if *cell != 0.0 {
-                        *cell += term.weight * tf / (tf + a + b * self.slot_len[slot as usize]);
+                        *cell += (term.weight * tf / (tf + a + b * self.slot_len[slot as usize]))
+                            .max(TINY);
                     }
                 }
             }

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use crate::keyword::KeywordIndex;
+use crate::keyword::{KeywordIndex, MAX_SPEAKER_WORDS};
 use crate::partition::Expiry;
 
 const MAGIC: &[u8; 8] = b"MLKWIDX\0";
@@ -41,8 +41,25 @@ pub(crate) fn save(
     keywords: &KeywordIndex,
     expiry: &Expiry,
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension("keywords.tmp");
-    let mut out = Fields::new(BufWriter::with_capacity(1 << 20, File::create(&tmp)?));
+    // Named by the process: two processes saving at once never share one.
+    let tmp = path.with_extension(format!("keywords.{}.tmp", std::process::id()));
+    let written = write(&tmp, seq, context_weight, keywords, expiry)
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        // It holds stems of the texts: not left behind half written.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn write(
+    tmp: &Path,
+    seq: i64,
+    context_weight: f32,
+    keywords: &KeywordIndex,
+    expiry: &Expiry,
+) -> std::io::Result<()> {
+    let mut out = Fields::new(BufWriter::with_capacity(1 << 20, File::create(tmp)?));
     let (dictionary, docs) = keywords.export();
     out.inner.write_all(MAGIC)?;
     out.put(u64::from(VERSION))?;
@@ -68,9 +85,7 @@ pub(crate) fn save(
     }
     let sum = out.sum;
     out.inner.write_all(&sum.to_le_bytes())?;
-    out.inner.flush()?;
-    drop(out);
-    std::fs::rename(&tmp, path)
+    out.inner.flush()
 }
 
 /// Reads a saved index, or None when the file is absent, of another
@@ -105,7 +120,7 @@ pub(crate) fn load(path: &Path, context_weight: f32) -> Option<Saved> {
             expiry.set(row, Some(expires));
         }
         let words = r.get()?;
-        if words > 64 {
+        if words > MAX_SPEAKER_WORDS as u64 {
             return None;
         }
         let speaker = (0..words)

@@ -230,6 +230,10 @@ impl EmbeddedStore {
             let from = p.applied_seq;
             self.apply_log(&conn, &mut p, partition, from)?;
             p.applied_seq = latest;
+            // Rows may have come back (a catch-up can read rows gc has cut
+            // from the index but not yet deleted): gc must not assume its
+            // removals still hold.
+            p.generation = next_generation();
             if !p.vectors.is_ann() && p.vectors.len() >= self.options.ann_threshold {
                 p.vectors.promote()?;
             }
@@ -335,8 +339,9 @@ impl EmbeddedStore {
         let count = keywords.len();
         if saved && count >= self.options.ann_threshold {
             let floor = log_floor(conn)?;
-            if let Some((vectors, saved_seq)) =
-                self.restore_ann(partition).filter(|(_, seq)| *seq >= floor)
+            if let Some((vectors, saved_seq)) = self
+                .restore_ann(partition)
+                .filter(|(_, seq)| (floor..=applied_seq).contains(seq))
             {
                 // Bring the saved graph up to date with what was committed after it was saved.
                 let mut part = PartitionIndex {
@@ -415,7 +420,13 @@ impl EmbeddedStore {
         let Some((vectors, graph_seq)) = self.restore_ann(partition) else {
             return Ok(None);
         };
-        if saved.seq < floor || graph_seq < floor {
+        // Behind the pruned log, or ahead of the database (a database
+        // restored from a backup under newer index files): not this store's.
+        if saved.seq < floor
+            || graph_seq < floor
+            || saved.seq > applied_seq
+            || graph_seq > applied_seq
+        {
             return Ok(None);
         }
         let mut part = PartitionIndex {
@@ -586,11 +597,13 @@ impl EmbeddedStore {
     /// writes the retrieval counts waiting to be written.
     pub(crate) fn flush(&self) -> Result<()> {
         self.access.flush()?;
+        // Listed under `saving`: a partition dropped (a purge) before this
+        // point is not saved again, and one dropped after waits for it.
+        let _saving = lock(&self.saving);
         let parts: Vec<(String, Arc<RwLock<PartitionIndex>>)> = lock(&self.partitions)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let _saving = lock(&self.saving);
         for (partition, part) in parts {
             let saved = {
                 let p = read(&part);
@@ -699,6 +712,9 @@ impl EmbeddedStore {
 
     /// Drops a partition's in-memory and saved indexes (after forget or reindex).
     pub(crate) fn drop_partition_index(&self, partition: &str) {
+        // Under `saving`: a flush that listed this partition finishes its
+        // save first, and the files it wrote go too.
+        let _saving = lock(&self.saving);
         lock(&self.partitions).remove(partition);
         self.drop_saved_ann(partition);
     }
@@ -709,6 +725,20 @@ impl EmbeddedStore {
         let _ = std::fs::remove_file(a);
         let _ = std::fs::remove_file(b);
         let _ = std::fs::remove_file(keywords_path(&self.dir, partition));
+        // And what a save cut short left (temporary files hold the same bytes).
+        let base = saved_base(&self.dir, partition);
+        let prefix = base
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("index")) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !prefix.is_empty() && name.starts_with(&prefix) && name.ends_with(".tmp") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
     }
 
     /// The terms and context terms of each (row, text, context, speaker):

@@ -228,3 +228,54 @@ fn a_reopen_restores_the_saved_keyword_index() {
     assert!(!store.index_status(&scope).unwrap().unwrap().restored);
     assert_eq!(analysed, replayed);
 }
+
+/// Index files newer than the database (a database restored from a
+/// backup, its `index/` folder kept) are not trusted: the texts are
+/// analysed again, and what the database holds is what a search finds.
+#[test]
+fn saved_indexes_ahead_of_the_database_are_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    let scope = Scope::user("restored-from-backup");
+    {
+        let store = open(dir.path());
+        let batch = (0..600)
+            .map(|i| {
+                (
+                    NewMemory::text(format!("old note {i} about kayaks")),
+                    vector(i),
+                )
+            })
+            .collect();
+        store.insert(&scope, batch).unwrap();
+    }
+    std::fs::copy(
+        dir.path().join("memloop.db"),
+        backup.path().join("memloop.db"),
+    )
+    .unwrap();
+    {
+        let store = open(dir.path());
+        let batch = (600..900)
+            .map(|i| {
+                (
+                    NewMemory::text(format!("new note {i} about zithers")),
+                    vector(i),
+                )
+            })
+            .collect();
+        store.insert(&scope, batch).unwrap();
+    }
+    for f in ["memloop.db-wal", "memloop.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(f));
+    }
+    std::fs::copy(
+        backup.path().join("memloop.db"),
+        dir.path().join("memloop.db"),
+    )
+    .unwrap();
+    let store = open(dir.path());
+    assert!(keyword_search(&store, &scope, "zithers").is_empty());
+    assert_eq!(keyword_search(&store, &scope, "kayaks").len(), 20);
+    assert!(!store.index_status(&scope).unwrap().unwrap().restored);
+}
