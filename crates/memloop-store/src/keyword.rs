@@ -171,8 +171,7 @@ impl KeywordIndex {
         };
         for &(id, tf) in &counts {
             self.postings[id as usize].push((slot, tf));
-            let bound = &mut self.term_bounds[id as usize];
-            *bound = (bound.0.max(tf), bound.1.min(len));
+            widen(&mut self.term_bounds[id as usize], tf, len);
         }
         self.live_postings += counts.len();
         self.total_len += f64::from(len);
@@ -221,9 +220,10 @@ impl KeywordIndex {
         let (rows, lens) = (&self.slot_rows, &self.slot_len);
         for (list, bound) in self.postings.iter_mut().zip(&mut self.term_bounds) {
             list.retain(|(s, _)| rows[*s as usize].is_some());
-            *bound = list.iter().fold((0.0, f32::INFINITY), |b, &(s, tf)| {
-                (b.0.max(tf), b.1.min(lens[s as usize]))
-            });
+            *bound = (0.0, f32::INFINITY);
+            for &(s, tf) in list.iter() {
+                widen(bound, tf, lens[s as usize]);
+            }
         }
         self.dead_per_term.iter_mut().for_each(|d| *d = 0);
         self.free_slots.append(&mut self.dead_slots);
@@ -281,8 +281,7 @@ impl KeywordIndex {
             terms.sort_unstable_by_key(|t| t.0);
             for &(id, tf) in &terms {
                 idx.postings.get_mut(id as usize)?.push((slot as u32, tf));
-                let bound = &mut idx.term_bounds[id as usize];
-                *bound = (bound.0.max(tf), bound.1.min(len));
+                widen(&mut idx.term_bounds[id as usize], tf, len);
             }
             idx.live_postings += terms.len();
             idx.total_len += f64::from(len);
@@ -342,8 +341,11 @@ impl KeywordIndex {
             .into_iter()
             .filter_map(|term| {
                 let id = *self.term_ids.get(term)?;
-                let live = self.postings.get(id as usize)?.len()
-                    - *self.dead_per_term.get(id as usize)? as usize;
+                let live = self
+                    .postings
+                    .get(id as usize)?
+                    .len()
+                    .saturating_sub(*self.dead_per_term.get(id as usize)? as usize);
                 if live == 0 {
                     return None;
                 }
@@ -352,7 +354,7 @@ impl KeywordIndex {
                 let (max_tf, min_len) = *self.term_bounds.get(id as usize)?;
                 // A little over the exact bound, so rounding never puts a
                 // score above it.
-                let bound = (weight * max_tf / (max_tf + a + b * min_len) * 1.001).max(2.0 * TINY);
+                let bound = term_score(weight, max_tf, min_len, (a, b)) * 1.001;
                 Some(QueryTerm { id, weight, bound })
             })
             .collect();
@@ -423,7 +425,7 @@ impl KeywordIndex {
                 if *cell == 0.0 {
                     touched.push(slot);
                 }
-                *cell += (term.weight * tf / (tf + a + b * len)).max(TINY);
+                *cell += term_score(term.weight, tf, len, (a, b));
             }
         }
         // Phase 2: the documents that can still reach the cut take the
@@ -447,7 +449,7 @@ impl KeywordIndex {
                     let own = &self.slot_terms[slot as usize];
                     if let Ok(k) = own.binary_search_by_key(&term.id, |t| t.0) {
                         let (tf, len) = (own[k].1, self.slot_len[slot as usize]);
-                        scores[slot as usize] += (term.weight * tf / (tf + a + b * len)).max(TINY);
+                        scores[slot as usize] += term_score(term.weight, tf, len, (a, b));
                     }
                 }
             } else {
@@ -455,8 +457,7 @@ impl KeywordIndex {
                     let cell = &mut scores[slot as usize];
                     // Untouched cells (and dead slots, never touched) cannot make the cut.
                     if *cell != 0.0 {
-                        *cell += (term.weight * tf / (tf + a + b * self.slot_len[slot as usize]))
-                            .max(TINY);
+                        *cell += term_score(term.weight, tf, self.slot_len[slot as usize], (a, b));
                     }
                 }
             }
@@ -471,6 +472,20 @@ impl KeywordIndex {
             .collect();
         top_k(hits, limit)
     }
+}
+
+/// What a term of weight `idf × (k1 + 1)` adds to a document with
+/// weighted frequency `tf` and weighted length `len`: BM25's
+/// `tf / (tf + a + b·len)` scaled by the weight, where `(a, b)` folds k1,
+/// b and the average length. Never exactly 0 (see `TINY`).
+fn term_score(weight: f32, tf: f32, len: f32, (a, b): (f32, f32)) -> f32 {
+    (weight * tf / (tf + a + b * len)).max(TINY)
+}
+
+/// Widens a term's (largest frequency, shortest length) bound to cover one
+/// more document.
+fn widen(bound: &mut (f32, f32), tf: f32, len: f32) {
+    *bound = (bound.0.max(tf), bound.1.min(len));
 }
 
 /// How many postings one look-up in a document's own term list costs

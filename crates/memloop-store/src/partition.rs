@@ -288,16 +288,19 @@ impl EmbeddedStore {
 
     fn load_partition_in_tx(&self, conn: &Connection, partition: &str) -> Result<PartitionIndex> {
         let applied_seq = max_seq(conn)?;
-        if let Some(part) = self.restore_saved(conn, partition, applied_seq)? {
-            return Ok(part);
+        // With a saved graph to restore, the vectors are not read here
+        // (1.5 KB a row); without one (every small partition) they are read
+        // in the same scan as the texts, not by a second one. Only a
+        // partition with a saved graph can have a saved keyword index.
+        let saved = ann_paths(&self.dir, partition).1.is_file();
+        if saved {
+            if let Some(part) = self.restore_saved(conn, partition, applied_seq)? {
+                return Ok(part);
+            }
         }
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
         let mut expiry = Expiry::default();
-        // With a saved graph to restore, the vectors are not read here
-        // (1.5 KB a row); without one (every small partition) they are read
-        // in the same scan as the texts, not by a second one.
-        let saved = ann_paths(&self.dir, partition).1.is_file();
         let mut stmt = conn
             .prepare_cached(if saved {
                 "SELECT row, text, context, metadata, expires_at FROM memories \
