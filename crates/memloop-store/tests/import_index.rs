@@ -20,8 +20,16 @@ fn open(dir: &Path) -> EmbeddedStore {
 }
 
 fn batch(from: u64, n: u64) -> Vec<(NewMemory, Vec<f32>)> {
-    (from..from + n)
-        .map(|i| (NewMemory::text(format!("note number {i}")), vector(i)))
+    batch_of(from..from + n, |i| format!("note number {i}"))
+}
+
+/// Memories `text(i)` with vector `i`, for each `i` of `seeds`.
+fn batch_of(
+    seeds: std::ops::Range<u64>,
+    text: impl Fn(u64) -> String,
+) -> Vec<(NewMemory, Vec<f32>)> {
+    seeds
+        .map(|i| (NewMemory::text(text(i)), vector(i)))
         .collect()
 }
 
@@ -78,12 +86,9 @@ fn a_large_partition_analysed_on_every_core_finds_each_word() {
     {
         let store = open(dir.path());
         for b in 0..5 {
-            let batch = (b * 1000..(b + 1) * 1000)
-                .map(|i| {
-                    let text = format!("hiking diary entry zq{i}x about mountains");
-                    (NewMemory::text(text), vector(i))
-                })
-                .collect();
+            let batch = batch_of(b * 1000..(b + 1) * 1000, |i| {
+                format!("hiking diary entry zq{i}x about mountains")
+            });
             store.insert(&scope, batch).unwrap();
         }
     }
@@ -156,9 +161,7 @@ fn a_reopen_restores_the_saved_keyword_index() {
     ];
     let before: Vec<_> = {
         let store = open(dir.path());
-        let batch = (0..1000)
-            .map(|i| (NewMemory::text(text(i)), vector(i)))
-            .collect();
+        let batch = batch_of(0..1000, text);
         let ids = store.insert(&scope, batch).unwrap();
         // Removed before the save: none of its terms may be in the file.
         store.delete("default", &ids[417].0.id, None).unwrap();
@@ -239,14 +242,7 @@ fn saved_indexes_ahead_of_the_database_are_not_used() {
     let scope = Scope::user("restored-from-backup");
     {
         let store = open(dir.path());
-        let batch = (0..600)
-            .map(|i| {
-                (
-                    NewMemory::text(format!("old note {i} about kayaks")),
-                    vector(i),
-                )
-            })
-            .collect();
+        let batch = batch_of(0..600, |i| format!("old note {i} about kayaks"));
         store.insert(&scope, batch).unwrap();
     }
     std::fs::copy(
@@ -256,14 +252,7 @@ fn saved_indexes_ahead_of_the_database_are_not_used() {
     .unwrap();
     {
         let store = open(dir.path());
-        let batch = (600..900)
-            .map(|i| {
-                (
-                    NewMemory::text(format!("new note {i} about zithers")),
-                    vector(i),
-                )
-            })
-            .collect();
+        let batch = batch_of(600..900, |i| format!("new note {i} about zithers"));
         store.insert(&scope, batch).unwrap();
     }
     for f in ["memloop.db-wal", "memloop.db-shm"] {
