@@ -17,8 +17,8 @@ use chrono::{DateTime, Datelike, NaiveDate};
 
 use super::lexicon::{is_in, small_number, small_ordinal, FUTURE_MARKERS};
 use super::time::{
-    day_number, match_at, month_near, month_number, offset, shift_months, unit, year_number,
-    Granularity, ResolvedTime,
+    day_number, match_at, month_near, month_number, offset, shift_days, shift_months, unit,
+    year_number, Granularity, ResolvedTime, Unit,
 };
 use super::tokens::tokenize;
 
@@ -83,7 +83,9 @@ const PRONOUNS: &[&str] = &["i", "we", "you", "he", "she", "they", "my", "our"];
 /// Words before an expression that belong to it: "in the last session",
 /// "during our first conversation".
 const DETERMINERS: &[&str] = &["the", "our", "my", "that"];
-const PREPOSITIONS: &[&str] = &["in", "on", "during", "from", "at", "since", "of"];
+const PREPOSITIONS: &[&str] = &[
+    "in", "on", "during", "from", "at", "since", "of", "over", "within",
+];
 
 /// The first time expression in `query`, read against `now_millis` (when
 /// the question is asked). Sessions are looked for first ("the last
@@ -120,8 +122,20 @@ pub fn read_query_time(query: &str, now_millis: i64) -> Option<QueryTime> {
                 when: When::Window { start, end },
             });
         }
-        let found = anchored_at(&words, i, today, future)
-            .or_else(|| time_at(&words, i, today, future, false));
+        let span = rolling_at(&words, i, today).or_else(|| part_at(&words, i, today, future));
+        if let Some((len, start, end)) = span {
+            return Some(QueryTime {
+                phrase: phrase(extend_back(&words, i), i + len),
+                when: When::Window {
+                    start: Some(start),
+                    end: Some(end),
+                },
+            });
+        }
+        let found = before_last_at(&words, i, today)
+            .or_else(|| anchored_at(&words, i, today, future))
+            .or_else(|| time_at(&words, i, today, future, false))
+            .map(|(len, t)| in_named_year(&words, i, len, t, today));
         if let Some((len, t)) = found {
             let start = extend_back(&words, i);
             return Some(QueryTime {
@@ -324,6 +338,149 @@ fn time_at(
         }
     }
     None
+}
+
+/// A span reaching back from today to now: "the past three weeks", "in
+/// the last two months", "over the past month", "the last few days".
+/// "last" needs a count ("last week" is the calendar's week before this
+/// one); "past" alone is one unit. Returns the words read and the window.
+fn rolling_at(words: &[&str], i: usize, today: NaiveDate) -> Option<(usize, i64, i64)> {
+    let w = |k: usize| words.get(i + k).copied().unwrap_or("");
+    if !is_in(&["past", "last"], w(0)) {
+        return None;
+    }
+    let mut k = 1;
+    let n = match small_number(w(k)).filter(|_| !is_in(&["a", "an"], w(k))) {
+        Some(n) => {
+            k += 1;
+            if w(k) == "of" {
+                k += 1; // "the last couple of weeks"
+            }
+            n
+        }
+        None if w(0) == "past" => 1,
+        None => return None,
+    };
+    let u = unit(w(k)).filter(|_| n > 0)?;
+    let n = i64::from(n);
+    let start = match u {
+        Unit::Day => shift_days(today, -n)?,
+        Unit::Week => shift_days(today, n.checked_mul(-7)?)?,
+        Unit::Month => shift_months(today, -n)?,
+        Unit::Year => shift_months(today, n.checked_mul(-12)?)?,
+    };
+    Some((k + 1, midnight(start)?, midnight(shift_days(today, 1)?)?))
+}
+
+/// Part of a period: "early May", "mid-June", "late 2022", "the
+/// beginning of March", "the end of last year" (its first, middle or last
+/// third), "the second week of May", "the last week of June" (seven of its
+/// days). Returns the words read and the window.
+fn part_at(
+    words: &[&str],
+    i: usize,
+    today: NaiveDate,
+    future: bool,
+) -> Option<(usize, i64, i64)> {
+    let w = |k: usize| words.get(i + k).copied().unwrap_or("");
+    enum Part {
+        Third(i64),
+        Week(Option<i64>),
+    }
+    // "mid-June" is one token: read its second half as the next word.
+    if let Some(rest) = w(0).strip_prefix("mid-").filter(|r| !r.is_empty()) {
+        let tail: Vec<&str> = std::iter::once(rest)
+            .chain(words.iter().skip(i + 1).copied())
+            .collect();
+        let (len, t) = time_at(&tail, 0, today, future, true)?;
+        let (start, end) = part_of(&t, Part::Third(1))?;
+        return Some((len, start, end));
+    }
+    let (part, skip) = match (w(0), w(1), w(2), w(3)) {
+        ("early", ..) => (Part::Third(0), 1),
+        ("mid" | "late", ..) => (Part::Third(if w(0) == "mid" { 1 } else { 2 }), 1),
+        ("the", "beginning" | "start", "of", _) => (Part::Third(0), 3),
+        ("the", "middle", "of", _) => (Part::Third(1), 3),
+        ("the", "end", "of", _) => (Part::Third(2), 3),
+        ("the", "last", "week", "of") => (Part::Week(None), 4),
+        ("the", nth, "week", "of") => (Part::Week(Some(i64::from(small_ordinal(nth)?))), 4),
+        _ => return None,
+    };
+    let (len, t) = time_at(words, i + skip, today, future, true)?;
+    let (start, end) = part_of(&t, part)?;
+    return Some((skip + len, start, end));
+
+    /// The window of `part` within the period `t` (a week or longer).
+    fn part_of(t: &ResolvedTime, part: Part) -> Option<(i64, i64)> {
+        if matches!(t.granularity, Granularity::Day | Granularity::Weekend) {
+            return None;
+        }
+        const DAY: i64 = 86_400_000;
+        let (start, end) = (t.millis, t.end_millis()?);
+        let days = (end - start) / DAY;
+        let (from, to) = match part {
+            Part::Third(k) => ((days * k + 1) / 3, (days * (k + 1) + 1) / 3),
+            Part::Week(None) => (days - 7, days),
+            Part::Week(Some(n)) => (7 * (n - 1), (7 * n).min(days)),
+        };
+        (from >= 0 && from < to).then_some((start + from * DAY, start + to * DAY))
+    }
+}
+
+/// "The week before last", "the month before last", "the weekend before
+/// last": the period "last …" names, read from the start of last's.
+fn before_last_at(words: &[&str], i: usize, today: NaiveDate) -> Option<(usize, ResolvedTime)> {
+    let w = |k: usize| words.get(i + k).copied().unwrap_or("");
+    if w(0) != "the" || w(2) != "before" || w(3) != "last" {
+        return None;
+    }
+    let last = ["last", w(1)];
+    let (2, previous, _) = match_at(&last, 0, today, false)? else {
+        return None;
+    };
+    let (_, t, _) = match_at(&last, 0, previous.date()?, false)?;
+    Some((4, t))
+}
+
+/// A period followed by the year it is in: "in June last year", "May of
+/// this year", "on March 3 next year". The period moves into that year
+/// (its month and day kept); anything else comes back as it was.
+fn in_named_year(
+    words: &[&str],
+    i: usize,
+    len: usize,
+    t: ResolvedTime,
+    today: NaiveDate,
+) -> (usize, ResolvedTime) {
+    let w = |k: usize| words.get(k).copied().unwrap_or("");
+    let mut k = i + len;
+    if w(k) == "of" {
+        k += 1;
+    }
+    let shift = match (w(k), w(k + 1)) {
+        ("last", "year") => -1,
+        ("this", "year") => 0,
+        ("next", "year") => 1,
+        _ => return (len, t),
+    };
+    let moved = (|| {
+        if matches!(t.granularity, Granularity::Year) {
+            return None; // "in 2023 last year" says nothing more
+        }
+        let d = t.date()?;
+        let years = i64::from(today.year()) + shift - i64::from(d.year());
+        let moved = shift_months(d, years.checked_mul(12)?)?;
+        ResolvedTime::at(moved, t.granularity)
+    })();
+    match moved {
+        Some(m) => (k + 2 - i, m),
+        None => (len, t),
+    }
+}
+
+/// Midnight UTC at the start of `d`, in Unix milliseconds.
+fn midnight(d: NaiveDate) -> Option<i64> {
+    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
 }
 
 /// The most recent (or next) day numbered `dom`, today included.
@@ -537,6 +694,88 @@ mod tests {
                 "2023-04-08..2023-04-10",
                 "last weekend before April 10 2023",
             ),
+            // Spans reaching back to now.
+            (
+                "what did I eat in the last two weeks",
+                "2026-11-01..2026-11-16",
+                "in the last two weeks",
+            ),
+            (
+                "books over the past month",
+                "2026-10-15..2026-11-16",
+                "over the past month",
+            ),
+            (
+                "the past few days",
+                "2026-11-12..2026-11-16",
+                "the past few days",
+            ),
+            (
+                "the last couple of years",
+                "2024-11-15..2026-11-16",
+                "the last couple of years",
+            ),
+            (
+                "within the past 3 days",
+                "2026-11-12..2026-11-16",
+                "within the past 3 days",
+            ),
+            // The period before the last one.
+            (
+                "what did we cook the week before last",
+                "2026-10-26..2026-11-02",
+                "the week before last",
+            ),
+            (
+                "the month before last",
+                "2026-09-01..2026-10-01",
+                "the month before last",
+            ),
+            (
+                "the weekend before last",
+                "2026-10-31..2026-11-02",
+                "the weekend before last",
+            ),
+            // A month in a named year.
+            (
+                "what did I do in June last year",
+                "2025-06-01..2025-07-01",
+                "in June last year",
+            ),
+            (
+                "in March of next year",
+                "2027-03-01..2027-04-01",
+                "in March of next year",
+            ),
+            (
+                "in December last year",
+                "2025-12-01..2026-01-01",
+                "in December last year",
+            ),
+            // Part of a period.
+            ("trips in early May", "2026-05-01..2026-05-11", "in early May"),
+            ("mid-June", "2026-06-11..2026-06-21", "mid-June"),
+            ("in late 2022", "2022-09-01..2023-01-01", "in late 2022"),
+            (
+                "at the end of May 2023",
+                "2023-05-22..2023-06-01",
+                "at the end of May 2023",
+            ),
+            (
+                "the beginning of last month",
+                "2026-10-01..2026-10-11",
+                "the beginning of last month",
+            ),
+            (
+                "the second week of May",
+                "2026-05-08..2026-05-15",
+                "the second week of May",
+            ),
+            (
+                "during the last week of June 2023",
+                "2023-06-24..2023-07-01",
+                "during the last week of June 2023",
+            ),
         ];
         for (q, window, phrase) in cases {
             assert_eq!(
@@ -562,6 +801,11 @@ mod tests {
             "from Berlin to Paris",
             "since you asked",
             "before dinner",
+            "the past is the past",
+            "my last two jobs",
+            "I may leave early",
+            "the end of the story",
+            "the week before the trip",
             "",
         ] {
             assert_eq!(read(q), None, "{q:?} names no time");
