@@ -153,8 +153,17 @@ CREATE TRIGGER memories_keep_stats
         postings() + &rls("postings"),
         bulk_deletes(),
         pieces(dims) + &rls("pieces"),
+        NO_TSV_INDEX.to_string(),
     ]
 }
+
+/// Version 5: the tsvector's GIN index goes. Since the postings (version
+/// 2) no search reads it: the current rows' BM25 reads postings, and a
+/// search of the past scores the tsvectors of the partition's versions it
+/// has already read. Yet every write still added each term to it (and, once
+/// its pending list filled, merged the list into the index inside some
+/// unlucky write).
+const NO_TSV_INDEX: &str = "DROP INDEX IF EXISTS memories_terms;";
 
 /// Version 4: a long memory's later vectors (docs/retrieval.md, "Long
 /// memories in pieces"), one row each. The memory's partition, validity and

@@ -75,6 +75,31 @@ fn row_level_security_hides_other_tenants_from_plain_sql() {
 }
 
 #[test]
+fn no_write_keeps_an_index_that_no_search_reads() {
+    let pg = Pg::new();
+    let _store = pg.handle();
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    let version: i64 = c
+        .query_one("SELECT version FROM memloop_schema", &[])
+        .unwrap()
+        .get(0);
+    assert!(version >= 5, "schema at version {version}");
+    // Keyword search reads the postings (schema v2): a GIN index of the
+    // tsvector would only cost every write (schema v5 drops it).
+    let gin: Vec<String> = c
+        .query(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memories' \
+             AND indexdef ILIKE '%USING gin%'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(gin.is_empty(), "GIN indexes left on memories: {gin:?}");
+}
+
+#[test]
 fn a_role_that_bypasses_row_level_security_is_refused() {
     let pg = Pg::new();
     // scripts/pg.sh's server lets its superuser `postgres` in from loopback.

@@ -376,12 +376,7 @@ fn rolling_at(words: &[&str], i: usize, today: NaiveDate) -> Option<(usize, i64,
 /// beginning of March", "the end of last year" (its first, middle or last
 /// third), "the second week of May", "the last week of June" (seven of its
 /// days). Returns the words read and the window.
-fn part_at(
-    words: &[&str],
-    i: usize,
-    today: NaiveDate,
-    future: bool,
-) -> Option<(usize, i64, i64)> {
+fn part_at(words: &[&str], i: usize, today: NaiveDate, future: bool) -> Option<(usize, i64, i64)> {
     let w = |k: usize| words.get(i + k).copied().unwrap_or("");
     enum Part {
         Third(i64),
@@ -753,7 +748,11 @@ mod tests {
                 "in December last year",
             ),
             // Part of a period.
-            ("trips in early May", "2026-05-01..2026-05-11", "in early May"),
+            (
+                "trips in early May",
+                "2026-05-01..2026-05-11",
+                "in early May",
+            ),
             ("mid-June", "2026-06-11..2026-06-21", "mid-June"),
             ("in late 2022", "2022-09-01..2023-01-01", "in late 2022"),
             (
