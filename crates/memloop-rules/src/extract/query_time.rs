@@ -17,8 +17,8 @@ use chrono::{DateTime, Datelike, NaiveDate};
 
 use super::lexicon::{is_in, small_number, small_ordinal, FUTURE_MARKERS};
 use super::time::{
-    day_number, match_at, month_near, month_number, offset, shift_days, shift_months, unit,
-    year_number, Granularity, ResolvedTime, Unit,
+    day_number, match_at, midnight, month_near, month_number, offset, shift_days, shift_months,
+    unit, year_number, Granularity, ResolvedTime, Unit,
 };
 use super::tokens::tokenize;
 
@@ -122,29 +122,25 @@ pub fn read_query_time(query: &str, now_millis: i64) -> Option<QueryTime> {
                 when: When::Window { start, end },
             });
         }
+        // A closed window read from word `i` on, with the words before it
+        // that belong to it ("in the", "over the").
+        let window = |len: usize, start: i64, end: i64| QueryTime {
+            phrase: phrase(extend_back(&words, i), i + len),
+            when: When::Window {
+                start: Some(start),
+                end: Some(end),
+            },
+        };
         let span = rolling_at(&words, i, today).or_else(|| part_at(&words, i, today, future));
         if let Some((len, start, end)) = span {
-            return Some(QueryTime {
-                phrase: phrase(extend_back(&words, i), i + len),
-                when: When::Window {
-                    start: Some(start),
-                    end: Some(end),
-                },
-            });
+            return Some(window(len, start, end));
         }
         let found = before_last_at(&words, i, today)
             .or_else(|| anchored_at(&words, i, today, future))
             .or_else(|| time_at(&words, i, today, future, false))
             .map(|(len, t)| in_named_year(&words, i, len, t, today));
         if let Some((len, t)) = found {
-            let start = extend_back(&words, i);
-            return Some(QueryTime {
-                phrase: phrase(start, i + len),
-                when: When::Window {
-                    start: Some(t.millis),
-                    end: Some(t.end_millis()?),
-                },
-            });
+            return Some(window(len, t.millis, t.end_millis()?));
         }
     }
     None
@@ -471,11 +467,6 @@ fn in_named_year(
         Some(m) => (k + 2 - i, m),
         None => (len, t),
     }
-}
-
-/// Midnight UTC at the start of `d`, in Unix milliseconds.
-fn midnight(d: NaiveDate) -> Option<i64> {
-    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
 }
 
 /// The most recent (or next) day numbered `dom`, today included.

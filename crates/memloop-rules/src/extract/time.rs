@@ -68,9 +68,8 @@ fn day_text(d: NaiveDate) -> String {
 
 impl ResolvedTime {
     pub(super) fn at(d: NaiveDate, granularity: Granularity) -> Option<ResolvedTime> {
-        let millis = d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();
         Some(ResolvedTime {
-            millis,
+            millis: midnight(d)?,
             granularity,
         })
     }
@@ -92,7 +91,7 @@ impl ResolvedTime {
             Granularity::Season => shift_months(d, 3)?,
             Granularity::Year => shift_months(d, 12)?,
         };
-        Some(end.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
+        midnight(end)
     }
 
     /// Human text at the time's precision: "May 7, 2023", "the week of
@@ -176,6 +175,11 @@ pub(super) enum Unit {
     Week,
     Month,
     Year,
+}
+
+/// Midnight UTC at the start of `d`, in Unix milliseconds.
+pub(super) fn midnight(d: NaiveDate) -> Option<i64> {
+    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
 }
 
 pub(super) fn unit(word: &str) -> Option<Unit> {
