@@ -333,6 +333,13 @@ pub(crate) fn vector_pool(e: &MiniLmEmbedder, n: usize) -> anyhow::Result<Vec<Ve
     Ok(e.embed_batch(&strs)?)
 }
 
+/// The `i`-th memory `bench_store` imports, text and vector, drawn from
+/// `rng`: the recall figure replays the same draws.
+fn import_item(rng: &mut Rng, pool: &[Vec<f32>], i: usize) -> (String, Vec<f32>) {
+    let text = format!("{} (note {i})", crate::corpus::sentence(rng));
+    (text, mixed_vector(rng, pool))
+}
+
 /// The exact top 10 of each query among the `n` vectors `bench_store`'s
 /// import wrote from `seed`, regenerated in one pass rather than kept
 /// (1.5 GB at a million, which the peak RSS would count as the store's).
@@ -345,8 +352,7 @@ fn exact_top10_replayed(
     let mut rng = Rng::new(seed);
     let mut best: Vec<Vec<(f32, i64)>> = vec![Vec::with_capacity(11); queries.len()];
     for i in 0..n {
-        let _ = crate::corpus::sentence(&mut rng);
-        let v = mixed_vector(&mut rng, pool);
+        let (_, v) = import_item(&mut rng, pool, i);
         for (q, b) in queries.iter().zip(&mut best) {
             let s: f32 = q.iter().zip(&v).map(|(x, y)| x * y).sum();
             if b.len() < 10 || b.last().is_some_and(|l| s > l.0) {
@@ -382,7 +388,8 @@ fn bench_store(
     let options = run.options();
     let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
     let pool = vector_pool(e, 1000)?;
-    let mut rng = Rng::new(42 + n as u64);
+    let seed = 42 + n as u64;
+    let mut rng = Rng::new(seed);
     // A scope per size: on a shared database each size starts empty too.
     let scope = run.scope(&format!("bench-user-{n}"));
     let import_scope = run.scope(&format!("bench-import-{n}"));
@@ -394,8 +401,8 @@ fn bench_store(
         let m = (n - i).min(1000);
         let batch: Vec<(NewMemory, Vec<f32>)> = (0..m)
             .map(|j| {
-                let text = format!("{} (note {})", crate::corpus::sentence(&mut rng), i + j);
-                (NewMemory::text(text), mixed_vector(&mut rng, &pool))
+                let (text, v) = import_item(&mut rng, &pool, i + j);
+                (NewMemory::text(text), v)
             })
             .collect();
         memory.store().insert(&scope, batch)?;
@@ -435,7 +442,7 @@ fn bench_store(
             .and_then(|s| s.trim_end_matches(')').parse::<i64>().ok())
     };
     let recall_queries = queries.min(50);
-    let exact = exact_top10_replayed(42 + n as u64, n, &pool, &qvecs[..recall_queries]);
+    let exact = exact_top10_replayed(seed, n, &pool, &qvecs[..recall_queries]);
     let mut found = 0usize;
     for (q, exact) in qvecs.iter().zip(&exact) {
         let hits = memory.search_by_vector(&dense, q)?;
