@@ -420,18 +420,18 @@ impl EmbeddedStore {
             tracing::warn!(path = %path.display(), "saved keyword index unusable; analysing the texts instead");
             return Ok(None);
         };
-        let Some((vectors, graph_seq)) = self.restore_ann(partition) else {
-            return Ok(None);
-        };
         // Behind the pruned log, or ahead of the database (a database
         // restored from a backup under newer index files): not this store's.
-        if saved.seq < floor
-            || graph_seq < floor
-            || saved.seq > applied_seq
-            || graph_seq > applied_seq
-        {
+        // Checked on the keyword file before the graph is read, so a stale
+        // keyword file does not cost a read of the graph here and another
+        // on the way back (`load_partition_in_tx` restores the graph alone).
+        let usable = |seq: i64| (floor..=applied_seq).contains(&seq);
+        if !usable(saved.seq) {
             return Ok(None);
         }
+        let Some((vectors, graph_seq)) = self.restore_ann(partition).filter(|g| usable(g.1)) else {
+            return Ok(None);
+        };
         let mut part = PartitionIndex {
             vectors,
             keywords: saved.keywords,
@@ -722,22 +722,21 @@ impl EmbeddedStore {
         self.drop_saved_ann(partition);
     }
 
-    /// Removes a partition's saved HNSW files (the next load rebuilds them).
+    /// Removes a partition's saved index files (the next load rebuilds them).
     pub(crate) fn drop_saved_ann(&self, partition: &str) {
-        let (a, b) = ann_paths(&self.dir, partition);
-        let _ = std::fs::remove_file(a);
-        let _ = std::fs::remove_file(b);
-        let _ = std::fs::remove_file(keywords_path(&self.dir, partition));
-        // And what a save cut short left (temporary files hold the same bytes).
+        // Every file named after the partition's hash: graph, sidecar,
+        // keyword index, and what a save cut short left (temporary files
+        // hold the same bytes).
         let base = saved_base(&self.dir, partition);
-        let prefix = base
+        let Some(prefix) = base
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+            .map(|n| format!("{}.", n.to_string_lossy()))
+        else {
+            return;
+        };
         if let Ok(entries) = std::fs::read_dir(self.dir.join("index")) {
             for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !prefix.is_empty() && name.starts_with(&prefix) && name.ends_with(".tmp") {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
                     let _ = std::fs::remove_file(e.path());
                 }
             }
