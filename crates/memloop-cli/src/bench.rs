@@ -72,6 +72,10 @@ pub struct BenchArgs {
     /// Keep the near-duplicates' vectors in this file and reuse them.
     #[arg(long)]
     near_duplicates_vectors: Option<PathBuf>,
+    /// On PostgreSQL (`--store`), leave the run's memories in the database
+    /// instead of purging them (the tenant is printed), to profile queries.
+    #[arg(long)]
+    keep: bool,
 }
 
 pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -167,7 +171,10 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     };
     // The configured store (the data directory's kind, or PostgreSQL with
     // --store), in a tenant of the run's own.
-    let run = RunStore::new(&config.store.clone().with_durability(durability), "bench");
+    let mut run = RunStore::new(&config.store.clone().with_durability(durability), "bench");
+    if a.keep {
+        run = run.keeping();
+    }
     report["store"] = json!(run.backend());
     if !out.json {
         println!("long-term store: {}", run.backend());

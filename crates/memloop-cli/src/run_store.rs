@@ -12,6 +12,8 @@ pub(crate) struct RunStore {
     tenant: String,
     /// On a database other processes may share (PostgreSQL).
     shared: bool,
+    /// Leave what the run wrote on the shared database (to profile it).
+    keep: bool,
 }
 
 impl RunStore {
@@ -30,7 +32,18 @@ impl RunStore {
             options: configured.clone(),
             tenant,
             shared,
+            keep: false,
         }
+    }
+
+    /// Leaves what the run writes on a shared database instead of purging
+    /// it, and says which tenant holds it.
+    pub fn keeping(mut self) -> RunStore {
+        if self.shared {
+            eprintln!("keeping the run's memories in tenant {}", self.tenant);
+        }
+        self.keep = true;
+        self
     }
 
     /// The store options the run opens its stores with.
@@ -55,7 +68,7 @@ impl RunStore {
     /// Removes what the run wrote in `scope` from a shared database (an
     /// embedded store goes with the run's folder).
     pub fn clean(&self, memory: &Memory, scope: &Scope) -> memloop::Result<()> {
-        if self.shared {
+        if self.shared && !self.keep {
             memory.forget(scope, true)?;
         }
         Ok(())
