@@ -100,6 +100,34 @@ fn no_write_keeps_an_index_that_no_search_reads() {
 }
 
 #[test]
+fn the_tenant_wall_reads_its_settings_once_per_statement() {
+    let pg = Pg::new();
+    let _store = pg.handle();
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    let walls: Vec<(String, String, String)> = c
+        .query(
+            "SELECT tablename::text, qual, with_check FROM pg_policies WHERE policyname = 'tenant_wall'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(walls.len(), 7, "{walls:?}");
+    // Each setting in a scalar subquery (an InitPlan, once per statement),
+    // never a bare call evaluated for every row a scan touches.
+    for (table, qual, check) in &walls {
+        for expr in [qual, check] {
+            let calls = expr.matches("current_setting(").count();
+            let once = expr.matches("SELECT current_setting(").count();
+            assert_eq!((calls, once), (2, 2), "{table}: {expr}");
+        }
+    }
+    // Which rows the wall lets through is unchanged
+    // (row_level_security_hides_other_tenants_from_plain_sql).
+}
+
+#[test]
 fn a_role_that_bypasses_row_level_security_is_refused() {
     let pg = Pg::new();
     // scripts/pg.sh's server lets its superuser `postgres` in from loopback.
