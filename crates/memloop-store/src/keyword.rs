@@ -119,11 +119,11 @@ impl KeywordIndex {
     }
 
     /// As `insert`, recording who said the text.
-    pub fn insert_with_speaker(
+    pub fn insert_with_speaker<S: AsRef<str>>(
         &mut self,
         row: i64,
-        terms: &[String],
-        context: &[String],
+        terms: &[S],
+        context: &[S],
         context_weight: f32,
         speaker: Option<&str>,
     ) {
@@ -137,11 +137,12 @@ impl KeywordIndex {
         // cheaper than a map for a document's few dozen terms.
         let mut occurrences: Vec<(u32, f32)> = Vec::with_capacity(terms.len() + context.len());
         for (t, w) in weighted.filter(|(_, w)| *w > 0.0) {
-            let id = match self.term_ids.get(t.as_str()) {
+            let t = t.as_ref();
+            let id = match self.term_ids.get(t) {
                 Some(&id) => id,
                 None => {
                     let id = self.term_ids.len() as u32;
-                    self.term_ids.insert(t.clone(), id);
+                    self.term_ids.insert(t.to_string(), id);
                     self.postings.push(Vec::new());
                     self.dead_per_term.push(0);
                     self.term_bounds.push((0.0, f32::INFINITY));

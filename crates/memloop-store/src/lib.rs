@@ -37,6 +37,7 @@ mod read;
 mod rows;
 mod schema;
 mod seam;
+mod stored_terms;
 pub mod vector;
 mod write;
 

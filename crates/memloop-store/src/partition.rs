@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::keyword::KeywordIndex;
 use crate::keyword_file;
 use crate::rows::blob_to_vector;
+use crate::stored_terms;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
 
@@ -40,6 +41,8 @@ type Doc = (i64, String, Option<String>, Option<String>);
 
 /// What the indexes hold of a current row.
 struct CurrentRow {
+    /// Its terms as written (schema version 7), or None: analyse `text`.
+    terms: Option<String>,
     text: String,
     vector: Vec<f32>,
     context: Option<String>,
@@ -301,12 +304,16 @@ impl EmbeddedStore {
         let dim = self.embedder.dimensions;
         let mut keywords = KeywordIndex::default();
         let mut expiry = Expiry::default();
+        // The texts only of rows without their terms (written before
+        // schema version 7): the others' terms are read as stored.
         let mut stmt = conn
             .prepare_cached(if saved {
-                "SELECT row, text, context, metadata, expires_at FROM memories \
+                "SELECT row, terms, CASE WHEN terms IS NULL THEN text END, \
+                 CASE WHEN terms IS NULL THEN context END, metadata, expires_at FROM memories \
                  WHERE partition = ?1 AND valid_until IS NULL"
             } else {
-                "SELECT row, text, context, metadata, expires_at, embedding FROM memories \
+                "SELECT row, terms, CASE WHEN terms IS NULL THEN text END, \
+                 CASE WHEN terms IS NULL THEN context END, metadata, expires_at, embedding FROM memories \
                  WHERE partition = ?1 AND valid_until IS NULL"
             })
             .map_err(sql_err)?;
@@ -315,18 +322,34 @@ impl EmbeddedStore {
         let mut rows = stmt.query([partition]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
             let row: i64 = r.get(0).map_err(sql_err)?;
-            let text: String = r.get(1).map_err(sql_err)?;
-            let context: Option<String> = r.get(2).map_err(sql_err)?;
-            let metadata: String = r.get(3).map_err(sql_err)?;
-            expiry.set(row, r.get(4).map_err(sql_err)?);
+            let stored: Option<String> = r.get(1).map_err(sql_err)?;
+            let metadata: String = r.get(4).map_err(sql_err)?;
+            expiry.set(row, r.get(5).map_err(sql_err)?);
             if !saved {
-                let vector = match r.get_ref(5).map_err(sql_err)? {
+                let vector = match r.get_ref(6).map_err(sql_err)? {
                     rusqlite::types::ValueRef::Blob(b) => blob_to_vector(b),
                     _ => Vec::new(), // refused by the index as the wrong width
                 };
                 items.push((row, vector));
             }
-            docs.push((row, text, context, speaker_of(&metadata)));
+            let speaker = speaker_of(&metadata);
+            match stored {
+                Some(stored) => {
+                    let (terms, context_terms) = stored_terms::read(&stored);
+                    keywords.insert_with_speaker(
+                        row,
+                        &terms,
+                        &context_terms,
+                        self.options.context_weight,
+                        speaker.as_deref(),
+                    );
+                }
+                None => {
+                    let text: Option<String> = r.get(2).map_err(sql_err)?;
+                    let context: Option<String> = r.get(3).map_err(sql_err)?;
+                    docs.push((row, text.unwrap_or_default(), context, speaker));
+                }
+            }
         }
         drop(rows);
         drop(stmt);
@@ -464,7 +487,7 @@ impl EmbeddedStore {
         let mut vectors = VectorIndex::Flat(Flat::new(self.embedder.dimensions));
         let mut stmt = conn
             .prepare_cached(
-                "SELECT row, text, context, metadata, embedding FROM memories WHERE partition = ?1 \
+                "SELECT row, text, context, metadata, embedding, terms FROM memories WHERE partition = ?1 \
                  AND (?2 IS NULL OR (valid_from <= ?2 AND (valid_until IS NULL OR valid_until > ?2)))",
             )
             .map_err(sql_err)?;
@@ -476,17 +499,17 @@ impl EmbeddedStore {
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, String>(3)?,
                     blob_to_vector(&r.get::<_, Vec<u8>>(4)?),
+                    r.get::<_, Option<String>>(5)?,
                 ))
             })
             .map_err(sql_err)?;
         for row in rows {
-            let (row, text, context, metadata, v) = row.map_err(sql_err)?;
+            let (row, text, context, metadata, v, terms) = row.map_err(sql_err)?;
             let speaker = speaker_of(&metadata);
             self.index_keywords(
                 (&mut keywords, &mut memo),
                 row,
-                &text,
-                context.as_deref(),
+                (terms.as_deref(), &text, context.as_deref()),
                 speaker.as_deref(),
             );
             vectors.insert(row, &v)?;
@@ -514,7 +537,7 @@ impl EmbeddedStore {
     ) -> Result<Vec<(i64, Option<CurrentRow>)>> {
         let mut stmt = conn
             .prepare_cached(
-                "SELECT c.row, m.text, m.embedding, m.context, m.metadata, m.expires_at \
+                "SELECT c.row, m.text, m.embedding, m.context, m.metadata, m.expires_at, m.terms \
                  FROM (SELECT DISTINCT row FROM index_log WHERE partition = ?1 AND seq > ?2) AS c \
                  LEFT JOIN memories AS m ON m.row = c.row AND m.valid_until IS NULL",
             )
@@ -528,6 +551,7 @@ impl EmbeddedStore {
                 Ok((
                     row,
                     Some(CurrentRow {
+                        terms: r.get(6)?,
                         text,
                         vector: blob_to_vector(&r.get::<_, Vec<u8>>(2)?),
                         context: r.get(3)?,
@@ -558,8 +582,7 @@ impl EmbeddedStore {
                 self.index_keywords(
                     (&mut p.keywords, &mut memo),
                     *row,
-                    &c.text,
-                    c.context.as_deref(),
+                    (c.terms.as_deref(), &c.text, c.context.as_deref()),
                     c.speaker.as_deref(),
                 );
             }
@@ -773,14 +796,26 @@ impl EmbeddedStore {
         })
     }
 
+    /// Indexes a row's terms: as stored when it has them, else analysed
+    /// from its text and context.
     fn index_keywords(
         &self,
         (k, memo): (&mut KeywordIndex, &mut StemMemo),
         row: i64,
-        text: &str,
-        context: Option<&str>,
+        (stored, text, context): (Option<&str>, &str, Option<&str>),
         speaker: Option<&str>,
     ) {
+        if let Some(stored) = stored {
+            let (terms, context_terms) = stored_terms::read(stored);
+            k.insert_with_speaker(
+                row,
+                &terms,
+                &context_terms,
+                self.options.context_weight,
+                speaker,
+            );
+            return;
+        }
         let (terms, context_terms) = self.doc_terms(text, context, memo);
         k.insert_with_speaker(
             row,

@@ -134,6 +134,12 @@ ALTER TABLE memories ADD COLUMN hash_key TEXT
 CREATE INDEX memories_by_hash_key ON memories (partition, hash_key)
     WHERE valid_until IS NULL;
 "#,
+    r#"
+-- A memory's keyword terms, analysed when it is written (stored_terms.rs):
+-- loading a partition reads them instead of stemming every text again.
+-- Rows written before stay NULL and are analysed at load, as before.
+ALTER TABLE memories ADD COLUMN terms TEXT;
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -159,11 +159,12 @@ impl EmbeddedStore {
             rec.content_hash = content_hash(&text);
             rec.text = text;
             tx.execute(
-                "UPDATE memories SET text = ?1, content_hash = ?2, embedding = ?3 WHERE row = ?4",
+                "UPDATE memories SET text = ?1, content_hash = ?2, embedding = ?3, terms = ?4 WHERE row = ?5",
                 params![
                     rec.text,
                     rec.content_hash,
                     vector_to_blob(&with_pieces(&v, &change.pieces)),
+                    crate::stored_terms::of(&rec.text, rec.context.as_deref()),
                     row
                 ],
             )
@@ -603,8 +604,8 @@ pub(crate) fn insert_row(
     tx.prepare_cached(
         "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, metadata, \
          created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
-         provenance, content_hash, embedding, context, superseded_by) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+         provenance, content_hash, embedding, context, superseded_by, terms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )
     .map_err(sql_err)?
     .execute(params![
@@ -630,6 +631,7 @@ pub(crate) fn insert_row(
         vector_to_blob(v),
         r.context,
         r.superseded_by,
+        crate::stored_terms::of(&r.text, r.context.as_deref()),
     ])
     .map_err(sql_err)?;
     Ok(tx.last_insert_rowid())

@@ -1,0 +1,64 @@
+//! A memory's keyword terms, analysed once when it is written and kept in
+//! its row (`memories.terms`, schema version 7). Loading a partition read
+//! every text and stemmed it again: most of a user's first search after
+//! the store opened (docs/benchmarks.md, "Cold partitions"). Now a load
+//! reads the terms; only rows written before version 7 are analysed.
+//!
+//! Format: the text's terms separated by single spaces, a newline, then
+//! the context's terms the same way. The analyser's words are
+//! alphanumeric, so neither separator occurs inside a term. A change to
+//! the analyser must come with a migration that sets the column to NULL,
+//! so that no load mixes old terms with new ones.
+
+use std::sync::LazyLock;
+
+use memloop_core::text::{Analyzer, StemMemo};
+
+/// The store's analyser: the one every search and load uses too.
+static ANALYZER: LazyLock<Analyzer> = LazyLock::new(Analyzer::default);
+
+/// The stored form of a text's and its context's terms.
+pub(crate) fn of(text: &str, context: Option<&str>) -> String {
+    let mut memo = StemMemo::default();
+    let terms = ANALYZER.terms_memo(text, &mut memo);
+    let context_terms = context
+        .map(|c| ANALYZER.terms_memo(c, &mut memo))
+        .unwrap_or_default();
+    let mut out = terms.join(" ");
+    out.push('\n');
+    out.push_str(&context_terms.join(" "));
+    out
+}
+
+/// The text's terms and the context's terms of a stored form.
+pub(crate) fn read(stored: &str) -> (Vec<&str>, Vec<&str>) {
+    let (own, context) = stored.split_once('\n').unwrap_or((stored, ""));
+    (split(own), split(context))
+}
+
+fn split(s: &str) -> Vec<&str> {
+    s.split(' ').filter(|t| !t.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_read_back_as_the_analyser_gave_them() {
+        let text = "Melanie went hiking with her kids, then painted a sunrise!";
+        let context = "Caroline: How was the weekend?\nMelanie: Busy.";
+        let stored = of(text, Some(context));
+        let (own, ctx) = read(&stored);
+        assert_eq!(own, ANALYZER.terms(text));
+        assert_eq!(ctx, ANALYZER.terms(context));
+        assert!(own.contains(&"hike"), "{own:?}");
+    }
+
+    #[test]
+    fn no_context_and_no_words_read_back_empty() {
+        assert_eq!(read(&of("Hiking.", None)), (vec!["hike"], vec![]));
+        assert_eq!(read(&of("", None)), (vec![], vec![]));
+        assert_eq!(read(&of("the of and", Some("a an"))), (vec![], vec![]));
+    }
+}
