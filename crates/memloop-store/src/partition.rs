@@ -334,16 +334,12 @@ impl EmbeddedStore {
             }
             let speaker = speaker_of(&metadata);
             match stored {
-                Some(stored) => {
-                    let (terms, context_terms) = stored_terms::read(&stored);
-                    keywords.insert_with_speaker(
-                        row,
-                        &terms,
-                        &context_terms,
-                        self.options.context_weight,
-                        speaker.as_deref(),
-                    );
-                }
+                Some(stored) => self.insert_terms(
+                    &mut keywords,
+                    row,
+                    stored_terms::read(&stored),
+                    speaker.as_deref(),
+                ),
                 None => {
                     let text: Option<String> = r.get(2).map_err(sql_err)?;
                     let context: Option<String> = r.get(3).map_err(sql_err)?;
@@ -353,14 +349,8 @@ impl EmbeddedStore {
         }
         drop(rows);
         drop(stmt);
-        for ((row, _, _, speaker), (terms, context_terms)) in docs.iter().zip(self.analyse(&docs)) {
-            keywords.insert_with_speaker(
-                *row,
-                &terms,
-                &context_terms,
-                self.options.context_weight,
-                speaker.as_deref(),
-            );
+        for ((row, _, _, speaker), terms) in docs.iter().zip(self.analyse(&docs)) {
+            self.insert_terms(&mut keywords, *row, terms, speaker.as_deref());
         }
         let count = keywords.len();
         if saved && count >= self.options.ann_threshold {
@@ -805,18 +795,20 @@ impl EmbeddedStore {
         (stored, text, context): (Option<&str>, &str, Option<&str>),
         speaker: Option<&str>,
     ) {
-        if let Some(stored) = stored {
-            let (terms, context_terms) = stored_terms::read(stored);
-            k.insert_with_speaker(
-                row,
-                &terms,
-                &context_terms,
-                self.options.context_weight,
-                speaker,
-            );
-            return;
+        match stored {
+            Some(stored) => self.insert_terms(k, row, stored_terms::read(stored), speaker),
+            None => self.insert_terms(k, row, self.doc_terms(text, context, memo), speaker),
         }
-        let (terms, context_terms) = self.doc_terms(text, context, memo);
+    }
+
+    /// Adds a row's (terms, context terms) to a keyword index.
+    fn insert_terms<S: AsRef<str>>(
+        &self,
+        k: &mut KeywordIndex,
+        row: i64,
+        (terms, context_terms): (Vec<S>, Vec<S>),
+        speaker: Option<&str>,
+    ) {
         k.insert_with_speaker(
             row,
             &terms,
