@@ -46,7 +46,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use memloop_core::text::Analyzer;
 use memloop_core::time::Clock;
 use memloop_core::{EmbedderInfo, Error, Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
@@ -154,7 +153,6 @@ pub struct EmbeddedStore {
     saving: Mutex<()>,
     embedder: EmbedderInfo,
     options: StoreOptions,
-    analyzer: Analyzer,
     access: AccessLog,
 }
 
@@ -312,7 +310,6 @@ impl EmbeddedStore {
             saving: Mutex::new(()),
             embedder,
             options,
-            analyzer: Analyzer::default(),
             access,
         })
     }

@@ -764,7 +764,9 @@ impl EmbeddedStore {
         let one = |part: &[Doc]| {
             let mut memo = StemMemo::default();
             part.iter()
-                .map(|(_, text, context, _)| self.doc_terms(text, context.as_deref(), &mut memo))
+                .map(|(_, text, context, _)| {
+                    stored_terms::analyse(text, context.as_deref(), &mut memo)
+                })
                 .collect::<Vec<_>>()
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -797,7 +799,7 @@ impl EmbeddedStore {
     ) {
         match stored {
             Some(stored) => self.insert_terms(k, row, stored_terms::read(stored), speaker),
-            None => self.insert_terms(k, row, self.doc_terms(text, context, memo), speaker),
+            None => self.insert_terms(k, row, stored_terms::analyse(text, context, memo), speaker),
         }
     }
 
@@ -818,20 +820,7 @@ impl EmbeddedStore {
         );
     }
 
-    /// A memory's terms and its context's terms.
-    fn doc_terms(
-        &self,
-        text: &str,
-        context: Option<&str>,
-        memo: &mut StemMemo,
-    ) -> (Vec<String>, Vec<String>) {
-        let context_terms = context
-            .map(|c| self.analyzer.terms_memo(c, memo))
-            .unwrap_or_default();
-        (self.analyzer.terms_memo(text, memo), context_terms)
-    }
-
-    pub(crate) fn analyzer(&self) -> &Analyzer {
-        &self.analyzer
+    pub(crate) fn analyzer(&self) -> &'static Analyzer {
+        stored_terms::analyzer()
     }
 }

@@ -14,16 +14,29 @@ use std::sync::LazyLock;
 
 use memloop_core::text::{Analyzer, StemMemo};
 
-/// The store's analyser: the one every search and load uses too.
+/// The store's analyser: every write, load and search goes through this one,
+/// so stored terms and a query's terms cannot come from two.
 static ANALYZER: LazyLock<Analyzer> = LazyLock::new(Analyzer::default);
+
+pub(crate) fn analyzer() -> &'static Analyzer {
+    &ANALYZER
+}
+
+/// A text's terms and its context's terms (stems remembered in `memo`).
+pub(crate) fn analyse(
+    text: &str,
+    context: Option<&str>,
+    memo: &mut StemMemo,
+) -> (Vec<String>, Vec<String>) {
+    let context_terms = context
+        .map(|c| ANALYZER.terms_memo(c, memo))
+        .unwrap_or_default();
+    (ANALYZER.terms_memo(text, memo), context_terms)
+}
 
 /// The stored form of a text's and its context's terms.
 pub(crate) fn of(text: &str, context: Option<&str>) -> String {
-    let mut memo = StemMemo::default();
-    let terms = ANALYZER.terms_memo(text, &mut memo);
-    let context_terms = context
-        .map(|c| ANALYZER.terms_memo(c, &mut memo))
-        .unwrap_or_default();
+    let (terms, context_terms) = analyse(text, context, &mut StemMemo::default());
     let mut out = terms.join(" ");
     out.push('\n');
     out.push_str(&context_terms.join(" "));
