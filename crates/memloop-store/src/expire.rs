@@ -47,19 +47,22 @@ struct Expired {
     partition: String,
 }
 
-/// The rows of the chunk, as every statement of `delete_chunk` names them:
-/// the same `CHUNK` soonest-expired rows, whatever their state.
-const CHUNK_ROWS: &str =
-    "SELECT row FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?1 \
-     ORDER BY expires_at, row LIMIT ?2";
+/// The chunk's rows, which every statement of `delete_chunk` names: a
+/// temporary table filled once per chunk (a subquery with a LIMIT in each
+/// statement scanned the expiry index and built its result again five
+/// times per chunk).
+const CHUNK_ROWS: &str = "SELECT row FROM temp.gc_chunk";
 
 impl EmbeddedStore {
     pub(crate) fn expire(&self) -> Result<ExpireReport> {
         let now = self.now();
         let mut conn = self.side_connection()?;
         // `delete_chunk` removes the children itself (see the module's comment).
-        conn.execute_batch("PRAGMA foreign_keys = OFF")
-            .map_err(sql_err)?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; \
+             CREATE TEMP TABLE IF NOT EXISTS gc_chunk (row INTEGER PRIMARY KEY);",
+        )
+        .map_err(sql_err)?;
         let mut touched: HashSet<String> = HashSet::new();
         let mut deleted = 0;
         loop {
@@ -192,15 +195,25 @@ impl EmbeddedStore {
 }
 
 /// The first `CHUNK` expired rows, soonest expired first (current or not:
-/// a superseded or deleted memory past its TTL goes too).
+/// a superseded or deleted memory past its TTL goes too), kept in
+/// `temp.gc_chunk` for `delete_chunk`.
 fn expired_chunk(tx: &Transaction<'_>, now: i64) -> Result<Vec<Expired>> {
+    tx.execute("DELETE FROM temp.gc_chunk", [])
+        .map_err(sql_err)?;
+    tx.prepare_cached(
+        "INSERT INTO temp.gc_chunk (row) SELECT row FROM memories \
+         WHERE expires_at IS NOT NULL AND expires_at <= ?1 ORDER BY expires_at, row LIMIT ?2",
+    )
+    .map_err(sql_err)?
+    .execute(params![now, CHUNK as i64])
+    .map_err(sql_err)?;
     let mut stmt = tx
         .prepare_cached(&format!(
             "SELECT row, partition FROM memories WHERE row IN ({CHUNK_ROWS})"
         ))
         .map_err(sql_err)?;
     let rows = stmt
-        .query_map(params![now, CHUNK as i64], |r| {
+        .query_map([], |r| {
             Ok(Expired {
                 row: r.get(0)?,
                 partition: r.get(1)?,
@@ -218,10 +231,14 @@ fn expired_chunk(tx: &Transaction<'_>, now: i64) -> Result<Vec<Expired>> {
 /// elsewhere: this connection does not enforce foreign keys).
 fn delete_chunk(tx: &Transaction<'_>, now: i64) -> Result<()> {
     let run = |sql: String| -> Result<()> {
-        tx.prepare_cached(&sql)
-            .map_err(sql_err)?
-            .execute(params![now, CHUNK as i64])
-            .map_err(sql_err)?;
+        let mut stmt = tx.prepare_cached(&sql).map_err(sql_err)?;
+        // Only the history row is dated.
+        if stmt.parameter_count() == 0 {
+            stmt.execute([])
+        } else {
+            stmt.execute(params![now])
+        }
+        .map_err(sql_err)?;
         Ok(())
     };
     run(format!(
