@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use memloop_core::text::{Analyzer, StemMemo};
+use memloop_core::text::StemMemo;
 use memloop_core::{Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
@@ -825,9 +825,5 @@ impl EmbeddedStore {
             self.options.context_weight,
             speaker,
         );
-    }
-
-    pub(crate) fn analyzer(&self) -> &'static Analyzer {
-        stored_terms::analyzer()
     }
 }

@@ -197,7 +197,8 @@ impl EmbeddedStore {
         } else {
             self.partition_index(&partition)?
         };
-        let terms = self.analyzer().terms(&q.text);
+        // The analyser the stored terms came from.
+        let terms = crate::stored_terms::analyzer().terms(&q.text);
         let n = q.candidates.max(q.top_k);
         let query_words: HashSet<String> = q
             .text
