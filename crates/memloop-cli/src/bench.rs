@@ -65,6 +65,10 @@ pub struct BenchArgs {
     /// user's first search after a reopen; 0: skip it).
     #[arg(long, default_value_t = 200)]
     cold_users: usize,
+    /// Times the cold-partition figure reopens the store and searches
+    /// every user again (its percentiles are over all of them).
+    #[arg(long, default_value_t = 1)]
+    cold_rounds: usize,
     /// Near-duplicate chat memories (real embeddings) in the HNSW recall
     /// figure (0: skip it; 100000 embeds for about two minutes).
     #[arg(long, default_value_t = 0)]
@@ -223,7 +227,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
             out,
             &embedder,
             (&run, &work.join("store-cold")),
-            a.cold_users,
+            (a.cold_users, a.cold_rounds),
         )?;
         crate::bench_cold::print_cold(out, &fig);
         report["cold"] = fig;

@@ -28,7 +28,7 @@ use memloop_core::{Event, Result};
 use memloop_longterm::ExpireReport;
 use rusqlite::{params, Transaction};
 
-use crate::partition::{log_floor, max_seq, PartitionIndex};
+use crate::partition::{log_position, max_seq, PartitionIndex};
 use crate::{lock, sql_err, write, write_tx, EmbeddedStore};
 
 /// Rows deleted per transaction: large enough that the pages of the
@@ -176,7 +176,7 @@ impl EmbeddedStore {
             };
             let (latest, floor) = {
                 let conn = self.conn();
-                (max_seq(&conn)?, log_floor(&conn)?)
+                log_position(&conn)?
             };
             if saved_seq < floor {
                 // Too old to catch up: the next load rebuilds it anyway.

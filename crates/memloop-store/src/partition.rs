@@ -7,12 +7,12 @@ use std::sync::{Arc, RwLock};
 
 use memloop_core::text::StemMemo;
 use memloop_core::{Result, Scope};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
 
 use crate::keyword::KeywordIndex;
 use crate::keyword_file;
-use crate::rows::blob_to_vector;
+use crate::rows::{blob_to_vector, StoredVector};
 use crate::stored_terms;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
@@ -51,6 +51,13 @@ struct CurrentRow {
 }
 
 /// Who said a memory: its metadata's `speaker`, when it has one.
+/// A text column as borrowed from its row (None when NULL).
+fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a str>> {
+    r.get_ref(column)
+        .and_then(|v| v.as_str_or_null().map_err(rusqlite::Error::from))
+        .map_err(sql_err)
+}
+
 fn speaker_of(metadata: &str) -> Option<String> {
     if !metadata.contains("\"speaker\"") {
         return None; // most metadata: not worth parsing
@@ -155,25 +162,26 @@ struct Sidecar {
 
 /// The last seq ever given to an index_log entry (it survives pruning).
 pub(crate) fn max_seq(conn: &Connection) -> Result<i64> {
-    conn.query_row(
-        "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'index_log'), 0)",
-        [],
-        |r| r.get(0),
-    )
-    .map_err(sql_err)
+    Ok(log_position(conn)?.0)
 }
 
 /// Entries up to this seq have been pruned: an index older than it must reload.
 pub(crate) fn log_floor(conn: &Connection) -> Result<i64> {
-    let v: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'index_log_floor'",
-            [],
-            |r| r.get(0),
+    Ok(log_position(conn)?.1)
+}
+
+/// The log's last seq and its floor, read by one cached statement: every
+/// search asks for both, and two statements prepared afresh each time
+/// were half of a search in a small loaded partition (docs/benchmarks.md).
+pub(crate) fn log_position(conn: &Connection) -> Result<(i64, i64)> {
+    let (latest, floor): (i64, Option<String>) = conn
+        .prepare_cached(
+            "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'index_log'), 0), \
+             (SELECT value FROM meta WHERE key = 'index_log_floor')",
         )
-        .optional()
+        .and_then(|mut stmt| stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
         .map_err(sql_err)?;
-    Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+    Ok((latest, floor.and_then(|s| s.parse().ok()).unwrap_or(0)))
 }
 
 /// Where a partition's HNSW index is saved: named by a hash, never by user ids.
@@ -214,8 +222,7 @@ impl EmbeddedStore {
                     .clone()
             }
         };
-        let latest = max_seq(&conn)?;
-        let floor = log_floor(&conn)?;
+        let (latest, floor) = log_position(&conn)?;
         {
             // Up to date (the usual case): no need to wait for a save.
             let p = read(&part);
@@ -322,22 +329,25 @@ impl EmbeddedStore {
         let mut rows = stmt.query([partition]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
             let row: i64 = r.get(0).map_err(sql_err)?;
-            let stored: Option<String> = r.get(1).map_err(sql_err)?;
-            let metadata: String = r.get(4).map_err(sql_err)?;
+            // Borrowed from the row, not copied: two allocations a row
+            // less in a load.
+            let stored = text_ref(r, 1)?;
+            let metadata = text_ref(r, 4)?.unwrap_or_default();
             expiry.set(row, r.get(5).map_err(sql_err)?);
             if !saved {
                 let vector = match r.get_ref(6).map_err(sql_err)? {
-                    rusqlite::types::ValueRef::Blob(b) => blob_to_vector(b),
-                    _ => Vec::new(), // refused by the index as the wrong width
+                    rusqlite::types::ValueRef::Blob(b) => StoredVector::from_blob(b),
+                    // Refused by the index as the wrong width.
+                    _ => StoredVector::Single(Vec::new()),
                 };
                 items.push((row, vector));
             }
-            let speaker = speaker_of(&metadata);
+            let speaker = speaker_of(metadata);
             match stored {
                 Some(stored) => self.insert_terms(
                     &mut keywords,
                     row,
-                    stored_terms::read(&stored),
+                    stored_terms::read(stored),
                     speaker.as_deref(),
                 ),
                 None => {
@@ -386,7 +396,7 @@ impl EmbeddedStore {
                 .query_map([partition], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
-                        blob_to_vector(&r.get::<_, Vec<u8>>(1)?),
+                        StoredVector::from_blob(&r.get::<_, Vec<u8>>(1)?),
                     ))
                 })
                 .map_err(sql_err)?;
@@ -395,11 +405,15 @@ impl EmbeddedStore {
             }
         }
         let vectors = if count >= self.options.ann_threshold {
+            let items: Vec<(i64, Vec<f32>)> = items
+                .into_iter()
+                .map(|(row, v)| (row, v.into_f32()))
+                .collect();
             VectorIndex::build_ann(dim, &items, &|_, _| {})?
         } else {
             let mut flat = VectorIndex::Flat(Flat::new(dim));
-            for (row, v) in &items {
-                flat.insert(*row, v)?;
+            for (row, v) in items {
+                flat.insert_stored(row, v)?;
             }
             flat
         };
@@ -776,8 +790,14 @@ impl EmbeddedStore {
                 })
                 .collect::<Vec<_>>()
         };
+        if docs.len() < PARALLEL_FROM {
+            return one(docs);
+        }
+        // Asked only here: it reads the process's CPU quota from files,
+        // which cost a small partition's load (every one with its terms
+        // stored, so nothing to analyse) a tenth of its time.
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        if docs.len() < PARALLEL_FROM || threads < 2 {
+        if threads < 2 {
             return one(docs);
         }
         let chunk = docs.len().div_ceil(threads);

@@ -1,5 +1,6 @@
 //! Mapping between `memories` rows and `MemoryRecord`, and vector blobs.
 
+use half::slice::HalfFloatSliceExt;
 use memloop_core::{Event, HistoryEntry, Kind, MemoryRecord, Provenance, Scope};
 use rusqlite::Row;
 
@@ -50,27 +51,61 @@ const F16_BLOB: u8 = 1;
 /// each component is within 2^-11 of its f32 value and a cosine moves by
 /// about 1e-4 at most (the HNSW graph already holds them so); the row, and
 /// every page a delete or an update rewrites, is 40% smaller.
+///
+/// Both directions convert a whole slice at once, which runs the CPU's
+/// conversion instructions where it has them; element by element, each
+/// value took a call and a feature check, and the two conversions were a
+/// third of loading a small partition (docs/benchmarks.md).
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    let mut halves = vec![half::f16::ZERO; v.len()];
+    halves.convert_from_f32_slice(v);
     let mut out = Vec::with_capacity(1 + 2 * v.len());
     out.push(F16_BLOB);
-    for x in v {
-        out.extend_from_slice(&half::f16::from_f32(*x).to_le_bytes());
+    for h in halves {
+        out.extend_from_slice(&h.to_le_bytes());
     }
     out
 }
 
+/// A stored vector as read, not yet converted: the half-precision values
+/// of a blob, or the f32 ones of a store written before them. An exact
+/// index keeps halves, so it takes them as they are.
+pub enum StoredVector {
+    Half(Vec<half::f16>),
+    Single(Vec<f32>),
+}
+
+impl StoredVector {
+    pub fn from_blob(b: &[u8]) -> StoredVector {
+        match b.split_first() {
+            Some((&F16_BLOB, rest)) if b.len() % 2 == 1 => StoredVector::Half(
+                rest.chunks_exact(2)
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]))
+                    .collect(),
+            ),
+            _ => StoredVector::Single(
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn into_f32(self) -> Vec<f32> {
+        match self {
+            StoredVector::Half(halves) => {
+                let mut out = vec![0.0; halves.len()];
+                halves.convert_to_f32_slice(&mut out);
+                out
+            }
+            StoredVector::Single(v) => v,
+        }
+    }
+}
+
 /// A stored vector, in half precision or (written before it) f32.
 pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
-    match b.split_first() {
-        Some((&F16_BLOB, rest)) if b.len() % 2 == 1 => rest
-            .chunks_exact(2)
-            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
-            .collect(),
-        _ => b
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    }
+    StoredVector::from_blob(b).into_f32()
 }
 
 /// The history columns `history_from_row` reads, in its order.

@@ -11,6 +11,7 @@ use memloop_core::{Error, Result};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use crate::keyword::top_k;
+use crate::rows::StoredVector;
 
 pub enum VectorIndex {
     Flat(Flat),
@@ -43,7 +44,7 @@ pub struct Flat {
     /// vectors cost half the memory, and a search reads the same values a
     /// reload would.
     data: Vec<f16>,
-    pos: HashMap<i64, usize>,
+    pos: foldhash::HashMap<i64, usize>,
     /// How many of the keys are later pieces (not a row's first vector).
     pieces: usize,
 }
@@ -93,6 +94,16 @@ impl Flat {
             dim,
             ..Default::default()
         }
+    }
+
+    /// Adds a key (not held yet) and gives its vector's place to fill.
+    fn push_key(&mut self, k: i64) -> &mut [f16] {
+        self.pos.insert(k, self.keys.len());
+        self.keys.push(k);
+        self.pieces += usize::from(k != row_of(k));
+        let start = self.data.len();
+        self.data.resize(start + self.dim, f16::ZERO);
+        &mut self.data[start..]
     }
 }
 
@@ -162,10 +173,9 @@ impl VectorIndex {
         let piece = usize::from(k != row_of(k));
         match self {
             VectorIndex::Flat(f) => {
-                f.pos.insert(k, f.keys.len());
-                f.keys.push(k);
-                f.data.extend(v.iter().map(|x| f16::from_f32(*x)));
-                f.pieces += piece;
+                // A slice at a time: the CPU's conversion instructions
+                // where it has them (see `rows::vector_to_blob`).
+                f.push_key(k).convert_from_f32_slice(v);
                 Ok(())
             }
             VectorIndex::Ann(a) => {
@@ -179,6 +189,25 @@ impl VectorIndex {
                 Ok(())
             }
         }
+    }
+
+    /// Inserts (or replaces) a row's vectors as read from SQLite: an exact
+    /// index takes the halves as they are (converting them to f32 and back
+    /// was a third of loading a small partition), a graph as f32.
+    pub fn insert_stored(&mut self, row: i64, v: StoredVector) -> Result<()> {
+        let halves = match (&*self, v) {
+            (VectorIndex::Flat(_), StoredVector::Half(halves)) => halves,
+            (_, v) => return self.insert(row, &v.into_f32()),
+        };
+        let dim = self.dim();
+        check_width(halves.len(), dim)?;
+        self.remove(row)?;
+        if let VectorIndex::Flat(f) = self {
+            for (i, piece) in halves.chunks_exact(dim).enumerate() {
+                f.push_key(key(row, i)).copy_from_slice(piece);
+            }
+        }
+        Ok(())
     }
 
     /// Inserts (or replaces) many rows at once: into an HNSW graph on every
@@ -458,6 +487,48 @@ mod tests {
             .unwrap()
             .iter()
             .all(|h| h.0 != 10));
+    }
+
+    /// A load hands the exact index the stored halves as they are; it must
+    /// hold and find what inserting their f32 values gives, pieces and all,
+    /// and refuse a wrong width as `insert` does.
+    #[test]
+    fn stored_halves_index_as_their_f32_values() {
+        let dim = 16;
+        let (mut direct, mut converted) = (
+            VectorIndex::Flat(Flat::new(dim)),
+            VectorIndex::Flat(Flat::new(dim)),
+        );
+        for r in 0..20 {
+            // Rows 0-4 have a second piece.
+            let mut v = unit(r as u64, dim);
+            if r < 5 {
+                v.extend(unit(100 + r as u64, dim));
+            }
+            let blob = crate::rows::vector_to_blob(&v);
+            direct
+                .insert_stored(r, StoredVector::from_blob(&blob))
+                .unwrap();
+            converted
+                .insert(r, &crate::rows::blob_to_vector(&blob))
+                .unwrap();
+        }
+        // Replacing a row keeps one copy of it.
+        let blob = crate::rows::vector_to_blob(&unit(7, dim));
+        direct
+            .insert_stored(7, StoredVector::from_blob(&blob))
+            .unwrap();
+        assert_eq!(direct.len(), 20);
+        for q in [3u64, 7, 103, 500] {
+            let query = unit(q, dim);
+            assert_eq!(
+                direct.search(&query, 20, None).unwrap(),
+                converted.search(&query, 20, None).unwrap()
+            );
+        }
+        let wrong = StoredVector::Half(vec![f16::ONE; dim + 1]);
+        assert!(direct.insert_stored(50, wrong).is_err());
+        assert_eq!(direct.len(), 20);
     }
 
     #[test]
