@@ -282,6 +282,7 @@ impl EmbeddedStore {
         conn.busy_timeout(timeout)
             .map_err(sql_err)
             .map_err(located)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         retry_busy(timeout, || {
             conn.execute_batch(&format!(
                 // auto_vacuum takes effect only on a new database (before
@@ -345,10 +346,16 @@ impl EmbeddedStore {
     }
 }
 
+/// Prepared statements each connection keeps: the store's own (about
+/// thirty) and the record reads' padded lists (`read.rs`), so that none
+/// of them is evicted and prepared again (rusqlite keeps 16).
+const STATEMENT_CACHE: usize = 64;
+
 /// Another connection to an open store's database, set up as the first.
 fn open_connection(dir: &Path, options: &StoreOptions) -> Result<Connection> {
     let conn = Connection::open(dir.join(DB_FILE)).map_err(sql_err)?;
     conn.busy_timeout(options.busy_timeout()).map_err(sql_err)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch(&connection_pragmas(options))
         .map_err(sql_err)?;
     set_secure_delete(&conn)?;

@@ -319,14 +319,25 @@ impl EmbeddedStore {
             return Ok(HashMap::new());
         }
         let conn = self.conn();
-        let placeholders = vec!["?"; rows.len()].join(",");
+        // The list padded to a power of two (repeating its last row, which
+        // IN ignores): a handful of statement texts, each prepared once and
+        // cached. Prepared afresh for each count, they were a quarter of
+        // reading a search's records (docs/benchmarks.md).
+        let slots = rows.len().next_power_of_two().max(8);
+        let placeholders = vec!["?"; slots].join(",");
         let mut stmt = conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {RECORD_COLUMNS} FROM memories WHERE row IN ({placeholders})"
             ))
             .map_err(sql_err)?;
+        let last = rows.last().copied().unwrap_or_default();
+        let padded = rows
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(last))
+            .take(slots);
         let found = stmt
-            .query_map(params_from_iter(rows.iter()), record_from_row)
+            .query_map(params_from_iter(padded), record_from_row)
             .map_err(sql_err)?;
         found
             .collect::<rusqlite::Result<HashMap<_, _>>>()
