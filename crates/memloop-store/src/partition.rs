@@ -50,7 +50,6 @@ struct CurrentRow {
     expires_at: Option<i64>,
 }
 
-/// Who said a memory: its metadata's `speaker`, when it has one.
 /// A text column as borrowed from its row (None when NULL).
 fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a str>> {
     r.get_ref(column)
@@ -58,6 +57,7 @@ fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a st
         .map_err(sql_err)
 }
 
+/// Who said a memory: its metadata's `speaker`, when it has one.
 fn speaker_of(metadata: &str) -> Option<String> {
     if !metadata.contains("\"speaker\"") {
         return None; // most metadata: not worth parsing

@@ -170,7 +170,6 @@ impl VectorIndex {
     }
 
     fn add_key(&mut self, k: i64, v: &[f32]) -> Result<()> {
-        let piece = usize::from(k != row_of(k));
         match self {
             VectorIndex::Flat(f) => {
                 // A slice at a time: the CPU's conversion instructions
@@ -185,7 +184,7 @@ impl VectorIndex {
                         .map_err(ann_err)?;
                 }
                 a.index.add(k as u64, v).map_err(ann_err)?;
-                a.pieces += piece;
+                a.pieces += usize::from(k != row_of(k));
                 Ok(())
             }
         }
