@@ -1,7 +1,8 @@
-//! Matrix products, and the one place with `unsafe` in the embedder. Three
+//! Matrix products, and the one place with `unsafe` in the embedder. Four
 //! paths, chosen once per loaded model ([`GemmPath`]):
 //! - `portable`: matrixmultiply's strided GEMM (raw pointers behind a bounds check);
 //! - `avx512`: weights packed at load into 48-column panels for an AVX-512 FMA kernel;
+//! - `avx512bf16`: the same panels in bfloat16 pairs for AVX512-BF16 dot products;
 //! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
 //!
 //! Attention's small per-sentence products always take the portable path;
@@ -10,6 +11,7 @@
 
 mod amx;
 mod avx512;
+mod bf16;
 mod vector;
 
 pub use vector::{gelu_in_place, vectorised};
@@ -21,13 +23,15 @@ use rayon::prelude::*;
 pub enum GemmPath {
     /// AMX tiles (`tdpbf16ps`): bfloat16 inputs, f32 accumulation.
     Amx,
+    /// AVX512-BF16 dot products (`vdpbf16ps`): bfloat16 inputs, f32 accumulation.
+    Bf16,
     /// AVX-512 FMAs on f32 (bfloat16 weights for products of few rows).
     Avx512,
     /// matrixmultiply, on any CPU.
     Portable,
 }
 
-/// The environment variable that picks a path (`amx`, `avx512`, `portable`)
+/// The environment variable that picks a path (`amx`, `avx512bf16`, `avx512`, `portable`)
 /// instead of the fastest one the machine has: for A/B runs.
 pub const GEMM_ENV: &str = "MEMLOOP_GEMM";
 
@@ -35,6 +39,7 @@ impl GemmPath {
     pub fn name(self) -> &'static str {
         match self {
             GemmPath::Amx => "amx",
+            GemmPath::Bf16 => "avx512bf16",
             GemmPath::Avx512 => "avx512",
             GemmPath::Portable => "portable",
         }
@@ -44,6 +49,7 @@ impl GemmPath {
     pub fn available(self) -> bool {
         match self {
             GemmPath::Amx => amx::available(),
+            GemmPath::Bf16 => bf16::available(),
             GemmPath::Avx512 => avx512::available(),
             GemmPath::Portable => true,
         }
@@ -51,10 +57,15 @@ impl GemmPath {
 
     /// Every path this machine runs, fastest first.
     pub fn all_available() -> Vec<GemmPath> {
-        [GemmPath::Amx, GemmPath::Avx512, GemmPath::Portable]
-            .into_iter()
-            .filter(|p| p.available())
-            .collect()
+        [
+            GemmPath::Amx,
+            GemmPath::Bf16,
+            GemmPath::Avx512,
+            GemmPath::Portable,
+        ]
+        .into_iter()
+        .filter(|p| p.available())
+        .collect()
     }
 
     /// The path named by `MEMLOOP_GEMM`, or the fastest available when unset.
@@ -88,6 +99,7 @@ impl GemmPath {
         let path = match value.trim() {
             "" => return Ok(None),
             "amx" => GemmPath::Amx,
+            "avx512bf16" => GemmPath::Bf16,
             "avx512" => GemmPath::Avx512,
             "portable" => GemmPath::Portable,
             other => {
@@ -112,6 +124,7 @@ impl GemmPath {
 pub enum Weights {
     Portable { w: Vec<f32>, k: usize, n: usize },
     Avx512(avx512::Packed),
+    Bf16(bf16::Pairs),
     Amx(amx::Tiles),
 }
 
@@ -121,6 +134,7 @@ impl Weights {
     pub fn new(path: GemmPath, w: Vec<f32>, k: usize, n: usize) -> Weights {
         let laid = match path {
             GemmPath::Amx if path.available() => amx::Tiles::new(&w, k, n).map(Weights::Amx),
+            GemmPath::Bf16 if path.available() => bf16::Pairs::new(&w, k, n).map(Weights::Bf16),
             GemmPath::Avx512 if path.available() => {
                 avx512::Packed::new(&w, k, n).map(Weights::Avx512)
             }
@@ -135,6 +149,7 @@ impl Weights {
         match self {
             Weights::Portable { .. } => GemmPath::Portable,
             Weights::Avx512(_) => GemmPath::Avx512,
+            Weights::Bf16(_) => GemmPath::Bf16,
             Weights::Amx(_) => GemmPath::Amx,
         }
     }
@@ -162,6 +177,7 @@ impl Weights {
                 sgemm(1.0, av, bv, 1.0, c, *n)
             }
             Weights::Avx512(p) => avx512::product(a, m, p, c, threads),
+            Weights::Bf16(p) => bf16::product(a, m, p, c, threads),
             Weights::Amx(t) => amx::product(a, m, t, c, threads),
         }
     }
@@ -219,6 +235,7 @@ fn split_columns(
 }
 
 /// f32 to bfloat16, rounding to nearest even.
+#[inline(always)]
 fn to_bf16(x: f32) -> u16 {
     let bits = x.to_bits();
     let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));

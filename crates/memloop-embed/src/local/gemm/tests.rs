@@ -62,7 +62,7 @@ fn every_available_path_matches_matrixmultiply() {
         // AVX-512 in 8 and reads bf16 weights up to HALF_MAX_ROWS rows.
         for m in [1, 13, 16, 17, 32, 45, 70] {
             let (ra, rw): (Round, Round) = match path {
-                GemmPath::Amx => (bf16, bf16),
+                GemmPath::Amx | GemmPath::Bf16 => (bf16, bf16),
                 GemmPath::Avx512 if m <= avx512::HALF_MAX_ROWS && avx512::half_enabled() => {
                     (|x| x, bf16)
                 }
@@ -99,7 +99,7 @@ fn gemm_env_values_parse() {
         err.contains("MEMLOOP_GEMM=sse") && err.contains("portable"),
         "{err}"
     );
-    for path in [GemmPath::Amx, GemmPath::Avx512] {
+    for path in [GemmPath::Amx, GemmPath::Bf16, GemmPath::Avx512] {
         let parsed = GemmPath::parse(path.name());
         if path.available() {
             assert_eq!(parsed, Ok(Some(path)));
