@@ -52,6 +52,57 @@ pub struct Flat {
 pub struct Ann {
     index: Index,
     pieces: usize,
+    /// Searches in flight, at most `search_threads()`: usearch keeps a
+    /// search context per reserved thread and fails a search that finds
+    /// none free ("Reserve capacity ahead of searches!"), which a server's
+    /// concurrent searches of one partition (its index is read-locked, so
+    /// they run together) met at once under load.
+    searching: SearchGate,
+}
+
+impl Ann {
+    fn new(index: Index, pieces: usize) -> Ann {
+        Ann {
+            index,
+            pieces,
+            searching: SearchGate::default(),
+        }
+    }
+}
+
+/// The thread contexts every graph reserves, and so the searches of one
+/// graph that run at once (more could not run faster on these cores).
+fn search_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// A counting gate of `search_threads()` places.
+#[derive(Default)]
+struct SearchGate {
+    running: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl SearchGate {
+    fn count(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` once a place is free.
+    fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        {
+            let mut running = self.count();
+            while *running >= search_threads() {
+                running = self.freed.wait(running).unwrap_or_else(|p| p.into_inner());
+            }
+            *running += 1;
+        }
+        let out = f();
+        *self.count() -= 1;
+        self.freed.notify_one();
+        out
+    }
 }
 
 fn ann_err(e: impl std::fmt::Display) -> Error {
@@ -180,7 +231,10 @@ impl VectorIndex {
             VectorIndex::Ann(a) => {
                 if a.index.size() + 1 > a.index.capacity() {
                     a.index
-                        .reserve((a.index.capacity() * 2).max(1024))
+                        .reserve_capacity_and_threads(
+                            (a.index.capacity() * 2).max(1024),
+                            search_threads(),
+                        )
                         .map_err(ann_err)?;
                 }
                 a.index.add(k as u64, v).map_err(ann_err)?;
@@ -231,7 +285,7 @@ impl VectorIndex {
             .iter()
             .flat_map(|(row, v)| keyed(*row, v, dim))
             .collect();
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = search_threads();
         let needed = a.index.size() + keys.len();
         if needed > a.index.capacity() {
             a.index
@@ -321,13 +375,15 @@ impl VectorIndex {
                 // Pieces of one row may fill several of the first places:
                 // look further when there are any, and keep each row's best.
                 let wanted = if a.pieces > 0 { k * 2 } else { k };
-                let m = match allow {
-                    None => a.index.search(q, wanted),
-                    Some(_) => a
-                        .index
-                        .filtered_search(q, wanted, |key| allowed(key as i64)),
-                }
-                .map_err(ann_err)?;
+                let m = a
+                    .searching
+                    .run(|| match allow {
+                        None => a.index.search(q, wanted),
+                        Some(_) => a
+                            .index
+                            .filtered_search(q, wanted, |key| allowed(key as i64)),
+                    })
+                    .map_err(ann_err)?;
                 let mut seen = std::collections::HashSet::new();
                 Ok(m.keys
                     .iter()
@@ -364,7 +420,7 @@ impl VectorIndex {
         keys: &[(i64, &[f32])],
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<VectorIndex> {
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = search_threads();
         let index = Index::new(&ann_options(dim)).map_err(ann_err)?;
         index
             .reserve_capacity_and_threads(keys.len().max(1024), threads)
@@ -372,7 +428,7 @@ impl VectorIndex {
         add_concurrently(&index, keys, threads, progress)?;
         progress(keys.len(), keys.len());
         let pieces = keys.iter().filter(|(k, _)| *k != row_of(*k)).count();
-        Ok(VectorIndex::Ann(Ann { index, pieces }))
+        Ok(VectorIndex::Ann(Ann::new(index, pieces)))
     }
 
     /// Turns an exact index into an HNSW one (when a partition outgrows the threshold).
@@ -404,7 +460,11 @@ impl VectorIndex {
         if index.dimensions() != dim {
             return Err(ann_err("saved index has other dimensions"));
         }
-        Ok(VectorIndex::Ann(Ann { index, pieces: 0 }))
+        // A loaded graph's thread contexts are usearch's default, not ours.
+        index
+            .reserve_capacity_and_threads(index.size().max(1024), search_threads())
+            .map_err(ann_err)?;
+        Ok(VectorIndex::Ann(Ann::new(index, 0)))
     }
 }
 
@@ -466,6 +526,36 @@ mod tests {
         let n = dot(&v, &v).sqrt();
         v.iter_mut().for_each(|a| *a /= n);
         v
+    }
+
+    /// More searches of one graph at once than it has thread contexts (a
+    /// server's concurrent queries of one user): each waits for a context
+    /// instead of failing, whether the graph was built or loaded from a file.
+    #[test]
+    fn concurrent_searches_beyond_the_cores_all_answer() {
+        let dim = 32;
+        let items: Vec<(i64, Vec<f32>)> = (1..=2000).map(|r| (r, unit(r as u64, dim))).collect();
+        let built = VectorIndex::build_ann(dim, &items, &|_, _| {}).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.usearch");
+        built.save(&path).unwrap();
+        let loaded = VectorIndex::load_ann(dim, &path).unwrap();
+        for index in [&built, &loaded] {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..16u64)
+                    .map(|t| {
+                        scope.spawn(move || {
+                            (0..200u64)
+                                .map(|i| index.search(&unit(t * 1000 + i, dim), 10, None))
+                                .filter(|r| r.as_ref().map_or(true, |hits| hits.len() != 10))
+                                .count()
+                        })
+                    })
+                    .collect();
+                let failed: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+                assert_eq!(failed, 0, "searches that failed or came back short");
+            });
+        }
     }
 
     #[test]
