@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::{split_columns, to_bf16};
+use super::{split_columns, to_bf16, KEEP_BYTES};
 
 /// Rows of a tile.
 const ROWS: usize = 16;
@@ -80,10 +80,7 @@ fn cpu_has_amx() -> bool {
     }
     let edx = __cpuid_count(7, 0).edx;
     let (amx_bf16, amx_tile) = (1 << 22, 1 << 24);
-    edx & amx_bf16 != 0
-        && edx & amx_tile != 0
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bf16")
+    edx & amx_bf16 != 0 && edx & amx_tile != 0 && super::bf16::available()
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
@@ -152,11 +149,6 @@ pub fn product(a: &[f32], m: usize, t: &Tiles, c: &mut [f32], threads: usize) ->
     }
     done
 }
-
-/// A product's activation tiles are kept per thread up to this size:
-/// allocating (and faulting in) a fresh buffer at each of a batch's 24
-/// products cost a few percent of its time. 4 MiB: 1,365 rows at k = 1536.
-const KEEP_BYTES: usize = 4 << 20;
 
 thread_local! {
     static A_TILES: std::cell::Cell<Vec<Line>> = const { std::cell::Cell::new(Vec::new()) };

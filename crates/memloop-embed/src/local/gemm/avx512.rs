@@ -1,7 +1,7 @@
 //! The AVX-512 path: weights packed once at load into column panels, an
 //! 8-row × 48-column register kernel of f32 FMAs.
 
-use super::{split_columns, to_bf16};
+use super::{rows_in_cache, split_columns, to_bf16};
 
 /// Columns per packed panel: three 512-bit vectors of f32. (With 8 rows that
 /// is 24 accumulators: enough independent FMAs per loaded value to keep both
@@ -94,10 +94,7 @@ fn run_panels(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        // Rows in blocks of about 1 MiB of `a`, so a block stays in cache while
-        // every panel of the weights passes over it: the weights are streamed
-        // from memory once per block, so blocks are as large as the cache allows.
-        let row_block = ((1 << 20) / (4 * b.k.max(1))).max(8) / 8 * 8;
+        let row_block = rows_in_cache(4 * b.k);
         let mut r0 = 0;
         while r0 < m {
             let rows = row_block.min(m - r0);

@@ -9,7 +9,7 @@
 //! bfloat16 inputs, f32 sums.
 
 use super::avx512::PANEL;
-use super::{split_columns, to_bf16, vectorised};
+use super::{rows_in_cache, split_columns, to_bf16, vectorised, KEEP_BYTES};
 
 /// A weight matrix (`k × n`, k even, n a multiple of PANEL) in bfloat16:
 /// for each panel of 48 columns, for each pair of rows (2i, 2i + 1), 48
@@ -51,8 +51,7 @@ fn pack(lo: f32, hi: f32) -> u32 {
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bf16")
+        super::avx512::available() && std::arch::is_x86_feature_detected!("avx512bf16")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -71,8 +70,8 @@ pub fn product(a: &[f32], m: usize, b: &Pairs, c: &mut [f32], threads: usize) ->
         return true;
     }
     // Rounded once per product, row-major: row r's pair i is u32 i of its row.
+    // Every value is written below, so old contents may stay.
     let mut pairs = A_PAIRS.take();
-    pairs.clear();
     pairs.resize(m * b.k / 2, 0);
     vectorised(
         #[inline(always)]
@@ -98,10 +97,6 @@ pub fn product(a: &[f32], m: usize, b: &Pairs, c: &mut [f32], threads: usize) ->
     done
 }
 
-/// A product's rounded activations are kept per thread up to this size
-/// (a fresh buffer at each of a batch's products costs its page faults).
-const KEEP_BYTES: usize = 4 << 20;
-
 thread_local! {
     static A_PAIRS: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
 }
@@ -117,9 +112,7 @@ fn run_panels(
     ldc: usize,
 ) {
     let kp = b.k / 2;
-    // Rows in blocks of about 1 MiB of `a`, so a block stays in cache while
-    // every panel passes over it.
-    let row_block = ((1 << 20) / (4 * kp)).max(8) / 8 * 8;
+    let row_block = rows_in_cache(4 * kp);
     let mut r0 = 0;
     while r0 < m {
         let rows = row_block.min(m - r0);

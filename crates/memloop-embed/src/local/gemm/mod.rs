@@ -234,6 +234,18 @@ fn split_columns(
     true
 }
 
+/// A product's rounded or reordered activations are kept per thread up
+/// to this size: allocating (and faulting in) a fresh buffer at each of a
+/// batch's 24 products cost a few percent of its time.
+const KEEP_BYTES: usize = 4 << 20;
+
+/// Rows of activations, `row_bytes` each, in about 1 MiB (a multiple of 8,
+/// at least 8): the block that stays in cache while every panel of the
+/// weights streams past it, so the weights are read once per block.
+fn rows_in_cache(row_bytes: usize) -> usize {
+    ((1 << 20) / row_bytes.max(1)).max(8) / 8 * 8
+}
+
 /// f32 to bfloat16, rounding to nearest even.
 #[inline(always)]
 fn to_bf16(x: f32) -> u16 {
