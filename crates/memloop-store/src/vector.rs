@@ -91,17 +91,26 @@ impl SearchGate {
 
     /// Runs `f` once a place is free.
     fn run<R>(&self, f: impl FnOnce() -> R) -> R {
-        {
-            let mut running = self.count();
-            while *running >= search_threads() {
-                running = self.freed.wait(running).unwrap_or_else(|p| p.into_inner());
-            }
-            *running += 1;
+        let mut running = self.count();
+        while *running >= search_threads() {
+            running = self.freed.wait(running).unwrap_or_else(|p| p.into_inner());
         }
-        let out = f();
-        *self.count() -= 1;
-        self.freed.notify_one();
-        out
+        *running += 1;
+        drop(running);
+        let _place = Place(self);
+        f()
+    }
+}
+
+/// A place taken in a `SearchGate`, given back when dropped: also when the
+/// search unwinds, which would otherwise leave the gate a place short for
+/// good.
+struct Place<'a>(&'a SearchGate);
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        *self.0.count() -= 1;
+        self.0.freed.notify_one();
     }
 }
 
