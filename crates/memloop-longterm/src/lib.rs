@@ -60,6 +60,7 @@
 pub mod checks;
 pub mod dump;
 pub mod graph;
+pub mod keyword;
 mod query;
 pub mod rank;
 

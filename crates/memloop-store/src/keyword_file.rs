@@ -17,8 +17,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use crate::keyword::{KeywordIndex, MAX_SPEAKER_WORDS};
 use crate::partition::Expiry;
+use memloop_longterm::keyword::{KeywordIndex, MAX_SPEAKER_WORDS};
 
 const MAGIC: &[u8; 8] = b"MLKWIDX\0";
 /// Bumped whenever the layout or the analyser changes: a file of another

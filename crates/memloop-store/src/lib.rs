@@ -28,7 +28,6 @@ mod access;
 mod dump;
 mod expire;
 mod graph;
-mod keyword;
 mod keyword_file;
 mod outbox;
 mod partition;

@@ -10,12 +10,12 @@ use memloop_core::{Result, Scope};
 use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
 
-use crate::keyword::KeywordIndex;
 use crate::keyword_file;
 use crate::rows::{blob_to_vector, StoredVector};
 use crate::stored_terms;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
+use memloop_longterm::keyword::KeywordIndex;
 
 /// A write batch of at least this many rows loads its partition's index
 /// (see `keep_current`): the size of an import's batch, not of a turn's.

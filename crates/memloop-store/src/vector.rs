@@ -10,8 +10,8 @@ use half::slice::HalfFloatSliceExt;
 use memloop_core::{Error, Result};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use crate::keyword::top_k;
 use crate::rows::StoredVector;
+use memloop_longterm::keyword::top_k;
 
 pub enum VectorIndex {
     Flat(Flat),

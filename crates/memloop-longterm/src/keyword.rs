@@ -1,6 +1,8 @@
-//! An in-memory BM25 index of one partition, derived from SQLite on load.
-//! Per-partition statistics mean one user's words never weigh on another's
-//! ranking, and a query reads only this partition's postings.
+//! An in-memory BM25 index of one partition, derived from the store on
+//! load (the embedded store's rows, PostgreSQL's postings) and kept
+//! current by each backend's change log. Per-partition statistics mean one
+//! user's words never weigh on another's ranking, and a query reads only
+//! this partition's postings.
 
 use foldhash::HashMap as FastMap;
 use std::cell::RefCell;
@@ -114,6 +116,10 @@ impl KeywordIndex {
         self.slots.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// Indexes a document: its own terms count 1 each, its context terms
     /// `context_weight` each (a BM25F-style field weight).
     #[cfg(test)]
@@ -130,17 +136,53 @@ impl KeywordIndex {
         context_weight: f32,
         speaker: Option<&str>,
     ) {
-        self.remove(row);
         let weighted = terms
             .iter()
-            .map(|t| (t, 1.0))
-            .chain(context.iter().map(|t| (t, context_weight)));
+            .map(|t| (t.as_ref(), 1.0))
+            .chain(context.iter().map(|t| (t.as_ref(), context_weight)));
+        self.insert_weighted(row, weighted, speaker);
+    }
+
+    /// Indexes a document given as (term, weight) occurrences: a term
+    /// named more than once counts the sum of its weights, and the
+    /// document's length is the sum of them all.
+    pub fn insert_weighted<'t>(
+        &mut self,
+        row: i64,
+        weighted: impl Iterator<Item = (&'t str, f32)>,
+        speaker: Option<&str>,
+    ) {
+        self.remove(row);
+        let (counts, len) = self.summed(weighted);
+        self.place(row, counts, len, speaker);
+    }
+
+    /// Indexes a document as a backend stored it: each term's weighted
+    /// frequency and the document's weighted length (PostgreSQL's
+    /// postings), so the scores are those of the stored statistics.
+    pub fn insert_counted<'t>(
+        &mut self,
+        row: i64,
+        counts: impl Iterator<Item = (&'t str, f32)>,
+        len: f32,
+        speaker: Option<&str>,
+    ) {
+        self.remove(row);
+        let (counts, _) = self.summed(counts);
+        self.place(row, counts, len, speaker);
+    }
+
+    /// Term ids with their weights summed, sorted by id, and the sum of
+    /// every weight; new terms get ids.
+    fn summed<'t>(
+        &mut self,
+        weighted: impl Iterator<Item = (&'t str, f32)>,
+    ) -> (Vec<(u32, f32)>, f32) {
         let mut len = 0.0f32;
         // (term id, weight) per occurrence, then summed per term by a sort:
         // cheaper than a map for a document's few dozen terms.
-        let mut occurrences: Vec<(u32, f32)> = Vec::with_capacity(terms.len() + context.len());
+        let mut occurrences: Vec<(u32, f32)> = Vec::with_capacity(weighted.size_hint().0);
         for (t, w) in weighted.filter(|(_, w)| *w > 0.0) {
-            let t = t.as_ref();
             let id = match self.term_ids.get(t) {
                 Some(&id) => id,
                 None => {
@@ -163,6 +205,11 @@ impl KeywordIndex {
                 _ => counts.push((id, w)),
             }
         }
+        (counts, len)
+    }
+
+    /// Puts a document (not indexed now) in a slot.
+    fn place(&mut self, row: i64, counts: Vec<(u32, f32)>, len: f32, speaker: Option<&str>) {
         let slot = match self.free_slots.pop() {
             Some(s) => s,
             None => {
