@@ -23,7 +23,9 @@
 //!   cosine) with BM25 computed from the analyser's terms stored as a
 //!   `tsvector`, using per-partition statistics a trigger keeps, through
 //!   the same `memloop_core::fusion` as the embedded store: the scores are
-//!   comparable. Partitions below `exact_threshold` memories are searched
+//!   comparable. BM25 runs in this process's copy of the partition's
+//!   keyword index, brought to the search's snapshot from a change log
+//!   (`keyword_cache.rs`). Partitions below `exact_threshold` memories are searched
 //!   exactly, as the embedded store does below its `ann_threshold`.
 //! - **Faults**: an unreachable server is `Error::Remote` naming the URL
 //!   without its password (503 on the server, exit 5 on the CLI). Opening
@@ -33,6 +35,7 @@
 
 mod dump;
 mod error;
+mod keyword_cache;
 mod outbox;
 mod pool;
 mod read;
@@ -77,6 +80,11 @@ pub struct PgOptions {
     /// HNSW candidates examined per query (pgvector's `hnsw.ef_search`),
     /// at least the search's candidate count.
     pub ef_search: i64,
+    /// Most memories whose keyword index this process keeps in memory,
+    /// over all partitions (`keyword_cache.rs`); the least recently
+    /// searched partitions are dropped first. 0: none is kept, and every
+    /// keyword search reads the postings in SQL.
+    pub keyword_cache_docs: u64,
     /// The clock writes are stamped and expiry judged by (tests set a
     /// manual one instead of waiting).
     pub clock: Clock,
@@ -90,6 +98,7 @@ impl Default for PgOptions {
             context_weight: 0.5,
             exact_threshold: 5_000,
             ef_search: 200,
+            keyword_cache_docs: 1_000_000,
             clock: Clock::system(),
         }
     }
@@ -116,6 +125,11 @@ impl PgOptions {
         self
     }
 
+    pub fn with_keyword_cache_docs(mut self, n: u64) -> Self {
+        self.keyword_cache_docs = n;
+        self
+    }
+
     pub fn with_ef_search(mut self, n: i64) -> Self {
         self.ef_search = n;
         self
@@ -139,6 +153,7 @@ pub struct PgStore {
     allow_mismatch: bool,
     /// Set once the schema was checked on a live connection.
     ready: Mutex<bool>,
+    keywords: keyword_cache::KeywordCache,
 }
 
 /// Opens the PostgreSQL store at `url` behind the seam. Refuses a store
@@ -185,6 +200,7 @@ impl PgStore {
             config.application_name("memloop");
         }
         let wait = Duration::from_millis(options.retry_timeout_ms.max(1));
+        let keywords = keyword_cache::KeywordCache::new(options.keyword_cache_docs);
         let store = PgStore {
             pool: Pool::new(config, location.clone(), options.pool_size, wait),
             location,
@@ -193,6 +209,7 @@ impl PgStore {
             analyzer: Analyzer::default(),
             allow_mismatch,
             ready: Mutex::new(false),
+            keywords,
         };
         match store.ensure_ready() {
             // The server may come up later: the first operation that

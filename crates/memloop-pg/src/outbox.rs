@@ -8,6 +8,10 @@ use serde_json::Value;
 
 use crate::{PgStore, Tenancy};
 
+/// How long the keyword change log keeps an entry: a server's copy of a
+/// partition that has not caught up for longer is read whole again.
+const KEYWORD_LOG_KEEP_MS: i64 = 3_600_000;
+
 impl PgStore {
     pub(crate) fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
         let now = self.now();
@@ -80,12 +84,31 @@ impl PgStore {
         })
     }
 
-    /// Drops keyword statistics of terms no current memory holds any more.
+    /// Drops keyword statistics of terms no current memory holds any
+    /// more, and the keyword change log's entries older than
+    /// `KEYWORD_LOG_KEEP_MS` (a process whose copy of a partition is older
+    /// reads the partition whole again). Returns the log entries pruned.
     pub(crate) fn compact(&self) -> Result<usize> {
         self.tx(Tenancy::All, |tx| {
             tx.execute("DELETE FROM term_stats WHERE df <= 0", &[])?;
             tx.execute("DELETE FROM partition_stats WHERE docs <= 0", &[])?;
-            Ok(0)
+            let row = tx.query_one(
+                "WITH gone AS (DELETE FROM keyword_log \
+                   WHERE at < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1 \
+                   RETURNING version) \
+                 SELECT count(*), max(version) FROM gone",
+                &[&KEYWORD_LOG_KEEP_MS],
+            )?;
+            let (pruned, floor): (i64, Option<i64>) = (row.get(0), row.get(1));
+            if let Some(floor) = floor {
+                tx.execute(
+                    "INSERT INTO memloop_meta (key, value) VALUES ('keyword_log_floor', $1) \
+                     ON CONFLICT (key) DO UPDATE SET value = \
+                       greatest(memloop_meta.value::bigint, EXCLUDED.value::bigint)::text",
+                    &[&floor.to_string()],
+                )?;
+            }
+            Ok(pruned.max(0) as usize)
         })
     }
 }

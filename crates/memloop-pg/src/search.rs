@@ -10,6 +10,7 @@ use memloop_core::{Error, MemoryRecord, Result, SearchHit};
 use memloop_longterm::{rank, SearchQuery};
 use pgvector::Vector;
 
+use crate::keyword_cache::{KeywordQuery, Position};
 use crate::pool::Tx;
 use crate::read::{get_in, kinds_param, numbered, NARROWING};
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -172,22 +173,22 @@ impl PgStore {
             // plan cannot tell the partition's share of the table and
             // sorted all of a 20k-row partition by distance (127 ms)
             // instead of walking the HNSW index (20-50 ms, docs/postgres.md).
+            // With the HNSW walk's settings, in the same round trip.
             tx.query(
-                "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)",
-                &[],
+                "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), \
+                        set_config('hnsw.ef_search', $1, true), \
+                        set_config('hnsw.iterative_scan', 'strict_order', true)",
+                &[&ef],
             )?;
             let allowed: Option<Vec<i64>> = if restricted {
                 Some(self.allowed_rows(tx, &partition, q, now)?)
             } else {
                 None
             };
+            let (docs, position) = partition_position(tx, &partition)?;
             let vec_hits: Hits = if q.vector_weight <= 0.0 {
                 Vec::new()
-            } else if !past && allowed.is_none() && self.partition_docs(tx, &partition)? >= self.options.exact_threshold {
-                tx.query(
-                    "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
-                    &[&ef],
-                )?;
+            } else if !past && allowed.is_none() && docs >= self.options.exact_threshold {
                 hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?)
             } else {
                 let sql = numbered(
@@ -198,9 +199,38 @@ impl PgStore {
             };
             let kw_hits: Hits = match &tsquery {
                 Some(tsq) if q.keyword_weight > 0.0 => {
-                    let sql = if past { keyword_past_sql(q) } else { KEYWORD_CURRENT.to_string() };
-                    let sql = numbered(&sql, KEYWORD_PARAMS);
-                    hits(tx.query(&sql, &[&partition, &terms, tsq, &allowed, &cw, &q.as_of, &now, &n])?)
+                    // The current rows from this process's copy of the
+                    // partition's keyword index, at this snapshot; the past,
+                    // or a snapshot older than the copy, from SQL.
+                    let in_memory = if past {
+                        None
+                    } else {
+                        let allowed: Option<HashSet<i64>> =
+                            allowed.as_ref().map(|a| a.iter().copied().collect());
+                        let kq = KeywordQuery {
+                            terms: &terms,
+                            limit: n as usize,
+                            now,
+                            allowed: allowed.as_ref(),
+                            context_weight: self.options.context_weight,
+                        };
+                        self.keywords.search(tx, &partition, position, &kq)?
+                    };
+                    match in_memory {
+                        Some(found) => with_speakers(tx, found, &vec_hits, q.speaker_boost > 0.0)?,
+                        None => {
+                            let sql = if past {
+                                keyword_past_sql(q)
+                            } else {
+                                KEYWORD_CURRENT.to_string()
+                            };
+                            let sql = numbered(&sql, KEYWORD_PARAMS);
+                            hits(tx.query(
+                                &sql,
+                                &[&partition, &terms, tsq, &allowed, &cw, &q.as_of, &now, &n],
+                            )?)
+                        }
+                    }
                 }
                 _ => Vec::new(),
             };
@@ -238,17 +268,6 @@ impl PgStore {
             })?;
             Ok(out)
         })
-    }
-
-    /// Current memories in the partition (the trigger-kept count).
-    fn partition_docs(&self, tx: &mut Tx<'_>, partition: &str) -> Result<i64> {
-        Ok(tx
-            .query_opt(
-                "SELECT docs FROM partition_stats WHERE partition = $1",
-                &[&partition],
-            )?
-            .map(|r| r.get(0))
-            .unwrap_or(0))
     }
 
     /// The rows a narrowed search may return: agent, session and kind in
@@ -305,6 +324,60 @@ impl PgStore {
         }
         Ok(out)
     }
+}
+
+/// Current memories in the partition (the trigger-kept count), and where
+/// its keyword index stands at this snapshot.
+fn partition_position(tx: &mut Tx<'_>, partition: &str) -> Result<(i64, Position)> {
+    let row = tx.query_one(
+        "SELECT s.docs, s.version, \
+                (SELECT value::bigint FROM memloop_meta WHERE key = 'keyword_log_floor') \
+         FROM (SELECT 1) one LEFT JOIN partition_stats s ON s.partition = $1",
+        &[&partition],
+    )?;
+    let docs: Option<i64> = row.get(0);
+    let version: Option<i64> = row.get(1);
+    let floor: Option<i64> = row.get(2);
+    Ok((
+        docs.unwrap_or(0),
+        Position {
+            version: version.filter(|_| docs.unwrap_or(0) > 0),
+            floor: floor.unwrap_or(0),
+        },
+    ))
+}
+
+/// In-memory keyword hits with who said each (for the speaker lift),
+/// taken from the vector hits where they overlap and read for the rest.
+fn with_speakers(
+    tx: &mut Tx<'_>,
+    found: Vec<(i64, f32)>,
+    vec_hits: &Hits,
+    wanted: bool,
+) -> Result<Hits> {
+    let mut known: HashMap<i64, Option<String>> = HashMap::new();
+    if wanted {
+        for h in vec_hits {
+            known.insert(h.0, h.2.clone());
+        }
+        let missing: Vec<i64> = found
+            .iter()
+            .map(|h| h.0)
+            .filter(|r| !known.contains_key(r))
+            .collect();
+        if !missing.is_empty() {
+            for r in tx.query(
+                "SELECT rid, metadata->>'speaker' FROM memories WHERE rid = ANY($1)",
+                &[&missing],
+            )? {
+                known.insert(r.get(0), r.get(1));
+            }
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(rid, score)| (rid, score, known.get(&rid).cloned().flatten()))
+        .collect())
 }
 
 fn records_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {

@@ -113,7 +113,7 @@ fn the_tenant_wall_reads_its_settings_once_per_statement() {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
-    assert_eq!(walls.len(), 7, "{walls:?}");
+    assert_eq!(walls.len(), 8, "{walls:?}");
     // Each setting in a scalar subquery (an InitPlan, once per statement),
     // never a bare call evaluated for every row a scan touches.
     for (table, qual, check) in &walls {
@@ -345,4 +345,121 @@ fn connections_cut_under_load_lose_no_acknowledged_write() {
             vec![(NewMemory::text("after the storm"), unit(3))],
         )
         .unwrap();
+}
+
+/// Keyword-only hits (id, BM25) of a query.
+fn bm25_hits(store: &dyn LongTermStore, scope: &Scope, text: &str) -> Vec<(String, f32)> {
+    let q = memloop_longterm::SearchQuery {
+        vector_weight: 0.0,
+        top_k: 20,
+        ..memloop_longterm::SearchQuery::new(scope.clone(), text)
+    };
+    store
+        .search(&q, &unit(0))
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.record.id, h.scores.bm25.unwrap_or(-1.0)))
+        .collect()
+}
+
+/// The keyword index a server keeps in memory (`keyword_cache.rs`) answers
+/// as the postings read in SQL do, while another server writes, supersedes,
+/// deletes and expires, and after the change log was pruned past it.
+#[test]
+fn in_memory_keyword_search_follows_other_servers_writes() {
+    let pg = Pg::new();
+    let open = |docs: u64| {
+        let options = memloop_pg::PgOptions::default().with_keyword_cache_docs(docs);
+        memloop_pg::open(&pg.url, info(), options).unwrap()
+    };
+    let (reader, writer, sql) = (open(1_000_000), open(1_000_000), open(0));
+    let scope = Scope::user("kim");
+    let words = [
+        "tea", "coffee", "berlin", "paris", "sister", "garden", "piano", "morning", "train",
+        "river", "bread", "winter",
+    ];
+    let mut seed: u64 = 7;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    let mut sentence = |len: usize| -> String {
+        (0..len)
+            .map(|_| words[next(words.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let queries = [
+        "tea berlin",
+        "sister piano morning",
+        "river",
+        "bread winter coffee paris",
+    ];
+    let agree = |phase: &str| {
+        for q in queries {
+            let (got, want) = (
+                bm25_hits(reader.as_ref(), &scope, q),
+                bm25_hits(sql.as_ref(), &scope, q),
+            );
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{phase}, {q:?}: {got:?} against {want:?}"
+            );
+            for ((gi, gs), (wi, ws)) in got.iter().zip(&want) {
+                assert!(
+                    (gs - ws).abs() < 1e-4,
+                    "{phase}, {q:?}: {got:?} against {want:?}"
+                );
+                // Ties may come in either order; a different score may not.
+                assert!(gi == wi || (gs - ws).abs() < 1e-4);
+            }
+            assert!(
+                !want.is_empty() || phase == "purged",
+                "{phase}, {q:?}: nothing found"
+            );
+        }
+    };
+    let mut ids = Vec::new();
+    let add_some = |n: usize, sentence: &mut dyn FnMut(usize) -> String, ids: &mut Vec<String>| {
+        let batch: Vec<(NewMemory, Vec<f32>)> = (0..n)
+            .map(|i| (NewMemory::text(sentence(3 + i % 5)), unit(i)))
+            .collect();
+        for (rec, _) in writer.insert(&scope, batch).unwrap() {
+            ids.push(rec.id);
+        }
+    };
+    add_some(60, &mut sentence, &mut ids);
+    agree("first load");
+    add_some(5, &mut sentence, &mut ids);
+    writer.delete("default", &ids[3], None).unwrap();
+    let replaced = ids[10].clone();
+    writer
+        .supersede(
+            &scope,
+            &replaced,
+            (NewMemory::text("tea in berlin with my sister"), unit(1)),
+            "moved",
+        )
+        .unwrap();
+    let mut gone = NewMemory::text("tea berlin river bread");
+    gone.expires_at = Some(memloop_core::now_millis() - 1);
+    writer.insert(&scope, vec![(gone, unit(2))]).unwrap();
+    agree("caught up");
+    // Writes the reader has not seen, then the log pruned past them: the
+    // reader's copy cannot catch up and reads the partition whole.
+    add_some(3, &mut sentence, &mut ids);
+    writer.delete("default", &ids[20], None).unwrap();
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "BEGIN; SELECT set_config('memloop.all_tenants', 'on', true); UPDATE keyword_log SET at = 0; COMMIT;",
+    )
+    .unwrap();
+    assert!(writer.compact().unwrap() > 0, "no log entry pruned");
+    agree("reloaded past the floor");
+    writer.forget(&scope, true).unwrap();
+    agree("purged");
+    assert!(bm25_hits(reader.as_ref(), &scope, "tea").is_empty());
 }

@@ -47,5 +47,13 @@ fn postgres_url(options: &StoreOptions) -> Result<Option<&str>> {
 fn pg_options(options: &StoreOptions) -> memloop_pg::PgOptions {
     let mut pg = memloop_pg::PgOptions::default().with_clock(options.clock.clone());
     pg.context_weight = options.context_weight;
+    // HNSW breadth per query: recall against latency (docs/postgres.md).
+    if let Some(ef) = std::env::var("MEMLOOP_PG_EF_SEARCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|&n| n > 0)
+    {
+        pg = pg.with_ef_search(ef);
+    }
     pg
 }
