@@ -140,18 +140,6 @@ impl KeywordIndex {
             .iter()
             .map(|t| (t.as_ref(), 1.0))
             .chain(context.iter().map(|t| (t.as_ref(), context_weight)));
-        self.insert_weighted(row, weighted, speaker);
-    }
-
-    /// Indexes a document given as (term, weight) occurrences: a term
-    /// named more than once counts the sum of its weights, and the
-    /// document's length is the sum of them all.
-    pub fn insert_weighted<'t>(
-        &mut self,
-        row: i64,
-        weighted: impl Iterator<Item = (&'t str, f32)>,
-        speaker: Option<&str>,
-    ) {
         self.remove(row);
         let (counts, len) = self.summed(weighted);
         self.place(row, counts, len, speaker);

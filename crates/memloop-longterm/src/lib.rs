@@ -59,6 +59,7 @@
 
 pub mod checks;
 pub mod dump;
+pub mod expiry;
 pub mod graph;
 pub mod keyword;
 mod query;

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use memloop_core::Result;
+use memloop_longterm::expiry::Expiry;
 use memloop_longterm::keyword::KeywordIndex;
 
 use crate::pool::Tx;
@@ -40,7 +41,7 @@ pub(crate) struct Position {
 struct Copy {
     version: i64,
     index: KeywordIndex,
-    expires: HashMap<i64, i64>,
+    expiry: Expiry,
 }
 
 #[derive(Default)]
@@ -158,10 +159,9 @@ impl KeywordCache {
 }
 
 fn run(c: &Copy, q: &KeywordQuery<'_>) -> Vec<(i64, f32)> {
-    let admit = |rid: i64| {
-        c.expires.get(&rid).is_none_or(|&e| e > q.now) && q.allowed.is_none_or(|a| a.contains(&rid))
-    };
-    let filtered = q.allowed.is_some() || c.expires.values().any(|&e| e <= q.now);
+    let admit =
+        |rid: i64| !c.expiry.is_expired(rid, q.now) && q.allowed.is_none_or(|a| a.contains(&rid));
+    let filtered = q.allowed.is_some() || c.expiry.any_expired(q.now);
     let allow: Option<&dyn Fn(i64) -> bool> = if filtered { Some(&admit) } else { None };
     c.index.search(q.terms, q.limit, allow)
 }
@@ -175,23 +175,20 @@ struct Doc {
     expires_at: Option<i64>,
 }
 
-/// The current rows of a partition the condition `which` picks (with
-/// `$1` the partition, `$2` what the caller passes), read as their
-/// `tsvector`s' text: one row per memory where the postings hold one per
-/// term (a tenth of the rows and of the memory to read a partition whole).
+/// The partition's current rows (`rids` of them, when given), read as
+/// their `tsvector`s' text: one row per memory where the postings hold one
+/// per term (a tenth of the rows and of the memory to read a partition
+/// whole).
 fn read_docs(
     tx: &mut Tx<'_>,
-    which: &str,
     partition: &str,
-    arg: &(dyn postgres::types::ToSql + Sync),
+    rids: Option<&[i64]>,
     context_weight: f32,
 ) -> Result<Vec<(i64, Doc)>> {
     let rows = tx.query(
-        &format!(
-            "SELECT rid, tsv::text, doc_len, expires_at FROM memories \
-             WHERE partition = $1 AND valid_until IS NULL AND {which}"
-        ),
-        &[&partition, arg],
+        "SELECT rid, tsv::text, doc_len, expires_at FROM memories \
+         WHERE partition = $1 AND valid_until IS NULL AND ($2::bigint[] IS NULL OR rid = ANY($2))",
+        &[&partition, &rids],
     )?;
     let mut out: Vec<(i64, Doc)> = rows
         .iter()
@@ -263,9 +260,7 @@ fn add(copy: &mut Copy, rid: i64, doc: &Doc) {
         doc.len,
         None,
     );
-    if let Some(e) = doc.expires_at {
-        copy.expires.insert(rid, e);
-    }
+    copy.expiry.set(rid, doc.expires_at);
 }
 
 /// The partition's current rows, read whole.
@@ -273,9 +268,9 @@ fn load(tx: &mut Tx<'_>, partition: &str, version: i64, context_weight: f32) -> 
     let mut copy = Copy {
         version,
         index: KeywordIndex::default(),
-        expires: HashMap::new(),
+        expiry: Expiry::default(),
     };
-    for (rid, doc) in read_docs(tx, "$2::bool", partition, &true, context_weight)? {
+    for (rid, doc) in read_docs(tx, partition, None, context_weight)? {
         add(&mut copy, rid, &doc);
     }
     Ok(copy)
@@ -303,9 +298,9 @@ fn catch_up(
     }
     for rid in &changed {
         copy.index.remove(*rid);
-        copy.expires.remove(rid);
+        copy.expiry.remove(*rid);
     }
-    for (rid, doc) in read_docs(tx, "rid = ANY($2)", partition, &changed, context_weight)? {
+    for (rid, doc) in read_docs(tx, partition, Some(&changed), context_weight)? {
         add(&mut copy, rid, &doc);
     }
     copy.version = version;

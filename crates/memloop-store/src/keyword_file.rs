@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use crate::partition::Expiry;
+use memloop_longterm::expiry::Expiry;
 use memloop_longterm::keyword::{KeywordIndex, MAX_SPEAKER_WORDS};
 
 const MAGIC: &[u8; 8] = b"MLKWIDX\0";

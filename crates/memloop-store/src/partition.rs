@@ -1,7 +1,6 @@
 //! The derived indexes of one partition: load from SQLite, catch up from
 //! `index_log`, save and restore HNSW indexes.
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -15,6 +14,7 @@ use crate::rows::{blob_to_vector, StoredVector};
 use crate::stored_terms;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
+use memloop_longterm::expiry::Expiry;
 use memloop_longterm::keyword::KeywordIndex;
 
 /// A write batch of at least this many rows loads its partition's index
@@ -87,46 +87,6 @@ pub struct PartitionIndex {
 fn next_generation() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// When the partition's rows with a TTL expire. An expired row stays in
-/// the indexes until gc deletes it, but a search admits none of them
-/// among its candidates; while none has expired (the first in time order
-/// is still ahead) a search pays nothing for this.
-#[derive(Default)]
-pub struct Expiry {
-    by_row: HashMap<i64, i64>,
-    by_time: BTreeSet<(i64, i64)>,
-}
-
-impl Expiry {
-    pub fn set(&mut self, row: i64, expires_at: Option<i64>) {
-        self.remove(row);
-        if let Some(t) = expires_at {
-            self.by_row.insert(row, t);
-            self.by_time.insert((t, row));
-        }
-    }
-
-    pub fn remove(&mut self, row: i64) {
-        if let Some(t) = self.by_row.remove(&row) {
-            self.by_time.remove(&(t, row));
-        }
-    }
-
-    /// Whether any row has expired at `now`.
-    pub fn any_expired(&self, now: i64) -> bool {
-        self.by_time.first().is_some_and(|(t, _)| *t <= now)
-    }
-
-    /// When `row` expires, if it has a TTL.
-    pub fn get(&self, row: i64) -> Option<i64> {
-        self.by_row.get(&row).copied()
-    }
-
-    pub fn is_expired(&self, row: i64, now: i64) -> bool {
-        self.by_row.get(&row).is_some_and(|t| *t <= now)
-    }
 }
 
 impl PartitionIndex {
