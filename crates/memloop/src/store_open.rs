@@ -16,7 +16,7 @@ pub(crate) fn open_store(
     options: StoreOptions,
 ) -> Result<Arc<dyn LongTermStore>> {
     match postgres_url(&options)? {
-        Some(url) => memloop_pg::open(url, embedder, pg_options(&options)),
+        Some(url) => memloop_pg::open(url, embedder, pg_options(&options)?),
         None => memloop_store::open(dir, embedder, options),
     }
 }
@@ -28,7 +28,7 @@ pub(crate) fn open_store_for_reindex(
     options: StoreOptions,
 ) -> Result<Arc<dyn LongTermStore>> {
     match postgres_url(&options)? {
-        Some(url) => memloop_pg::open_for_reindex(url, embedder, pg_options(&options)),
+        Some(url) => memloop_pg::open_for_reindex(url, embedder, pg_options(&options)?),
         None => memloop_store::open_for_reindex(dir, embedder, options),
     }
 }
@@ -44,16 +44,26 @@ fn postgres_url(options: &StoreOptions) -> Result<Option<&str>> {
     }
 }
 
-fn pg_options(options: &StoreOptions) -> memloop_pg::PgOptions {
+fn pg_options(options: &StoreOptions) -> Result<memloop_pg::PgOptions> {
     let mut pg = memloop_pg::PgOptions::default().with_clock(options.clock.clone());
     pg.context_weight = options.context_weight;
     // HNSW breadth per query: recall against latency (docs/postgres.md).
-    if let Some(ef) = std::env::var("MEMLOOP_PG_EF_SEARCH")
-        .ok()
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .filter(|&n| n > 0)
-    {
+    if let Ok(value) = std::env::var(EF_SEARCH_ENV) {
+        let ef = value
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{EF_SEARCH_ENV}={value:?} is not a whole number from 1 to 1000: set one, or unset it for the default ({})",
+                    memloop_pg::PgOptions::default().ef_search
+                ))
+            })?;
         pg = pg.with_ef_search(ef);
     }
-    pg
+    Ok(pg)
 }
+
+/// Sets pgvector's `hnsw.ef_search` for the PostgreSQL store's searches.
+const EF_SEARCH_ENV: &str = "MEMLOOP_PG_EF_SEARCH";
