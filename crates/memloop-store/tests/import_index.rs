@@ -33,6 +33,29 @@ fn batch_of(
         .collect()
 }
 
+/// Each seed's vector, searched for, finds its own note in the first five
+/// (a graph built on several threads once stranded a few nodes, and this
+/// test failed CI on one), and first for nearly all: the graph is
+/// approximate, and these random 32-dimension vectors are its hardest case.
+fn assert_finds_itself(store: &EmbeddedStore, scope: &Scope, seeds: std::ops::Range<u64>) {
+    let n = seeds.end - seeds.start;
+    let mut first = 0;
+    for i in seeds {
+        let hits = store.search(&dense(scope, 5), &vector(i)).unwrap();
+        let own = format!("note number {i}");
+        let place = hits.iter().position(|h| h.record.text == own);
+        assert!(
+            place.is_some(),
+            "{own} is not in the first five: unreachable"
+        );
+        first += u64::from(place == Some(0));
+    }
+    assert!(
+        first * 100 >= n * 98,
+        "only {first} of {n} found themselves first"
+    );
+}
+
 #[test]
 fn an_import_leaves_nothing_for_the_first_search() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,11 +72,9 @@ fn an_import_leaves_nothing_for_the_first_search() {
         assert_eq!(status.vectors, (b as usize + 1) * 200);
         assert_eq!(status.hnsw, (b + 1) * 200 >= 300, "after batch {b}");
     }
-    // The graph grown batch by batch (on several threads) answers as exact search.
-    for i in [0u64, 299, 650, 1199] {
-        let hits = store.search(&dense(&scope, 5), &vector(i)).unwrap();
-        assert_eq!(hits[0].record.text, format!("note number {i}"));
-    }
+    // The graph grown batch by batch (on several threads) answers as exact
+    // search would: every row is in it and reachable.
+    assert_finds_itself(&store, &scope, 0..1200);
     // A single write keeps a loaded index current.
     let one = store.insert(&scope, batch(5000, 1)).unwrap();
     assert_eq!(store.index_status(&scope).unwrap().unwrap().behind, 0);
@@ -73,8 +94,7 @@ fn an_import_leaves_nothing_for_the_first_search() {
         .flatten()
         .any(|e| e.path().extension().is_some_and(|x| x == "usearch")));
     let store = open(dir.path());
-    let hits = store.search(&dense(&scope, 5), &vector(777)).unwrap();
-    assert_eq!(hits[0].record.text, "note number 777");
+    assert_finds_itself(&store, &scope, 0..1200);
     let status = store.index_status(&scope).unwrap().unwrap();
     assert!(status.hnsw && status.vectors == 1200);
 }
