@@ -7,7 +7,7 @@ use memloop_core::{Event, Result};
 use memloop_longterm::dump::{
     history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
 };
-use pgvector::Vector;
+use pgvector::HalfVector;
 
 use crate::pool::Tx;
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -41,7 +41,7 @@ impl PgStore {
                     .map(|r| {
                         let (rid, mut record) = record_from_row(r)?;
                         let superseded_by = record.superseded_by.take();
-                        let vector = vectors.then(|| r.get::<_, Vector>(21).to_vec());
+                        let vector = vectors.then(|| halves_to_f32(&r.get::<_, HalfVector>(21)));
                         let memory = DumpedMemory {
                             record,
                             superseded_by,
@@ -190,7 +190,12 @@ fn pieces_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, Vec<Vec<f
         pieces
             .entry(r.get(0))
             .or_default()
-            .push(r.get::<_, Vector>(1).to_vec());
+            .push(halves_to_f32(&r.get::<_, HalfVector>(1)));
     }
     Ok(pieces)
+}
+
+/// A stored vector's values as f32, which they are exactly.
+fn halves_to_f32(v: &HalfVector) -> Vec<f32> {
+    v.as_slice().iter().map(|h| h.to_f32()).collect()
 }

@@ -273,11 +273,11 @@ impl PgStore {
                 if dims as i64 != self.embedder.dimensions as i64 {
                     tx.batch(&format!(
                         "DROP INDEX memories_hnsw; \
-                         ALTER TABLE memories ALTER COLUMN embedding TYPE vector({0}); \
-                         CREATE INDEX memories_hnsw ON memories USING hnsw (embedding vector_ip_ops) WHERE valid_until IS NULL; \
+                         ALTER TABLE memories ALTER COLUMN embedding TYPE halfvec({0}); \
+                         CREATE INDEX memories_hnsw ON memories USING hnsw (embedding halfvec_ip_ops) WHERE valid_until IS NULL; \
                          DROP INDEX pieces_hnsw; \
-                         ALTER TABLE pieces ALTER COLUMN embedding TYPE vector({0}); \
-                         CREATE INDEX pieces_hnsw ON pieces USING hnsw (embedding vector_ip_ops) WHERE valid_until IS NULL;",
+                         ALTER TABLE pieces ALTER COLUMN embedding TYPE halfvec({0}); \
+                         CREATE INDEX pieces_hnsw ON pieces USING hnsw (embedding halfvec_ip_ops) WHERE valid_until IS NULL;",
                         self.embedder.dimensions
                     ))?;
                 }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use memloop_core::{Error, MemoryRecord, Result, SearchHit};
 use memloop_longterm::{rank, SearchQuery};
-use pgvector::Vector;
+use pgvector::HalfVector;
 
 use crate::keyword_cache::{KeywordQuery, Position};
 use crate::pool::Tx;
@@ -163,7 +163,7 @@ impl PgStore {
             .filter(|w| !w.is_empty())
             .map(String::from)
             .collect();
-        let qvec = Vector::from(vector.to_vec());
+        let qvec = HalfVector::from_f32_slice(vector);
         let cw = f64::from(self.options.context_weight);
         let ef = self.options.ef_search.max(n).clamp(1, 1000).to_string();
         let tenant = q.scope.tenant.as_str();

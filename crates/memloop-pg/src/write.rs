@@ -5,7 +5,7 @@ use memloop_core::text::{content_hash, identity_hash};
 use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use memloop_longterm::checks::check_new;
 use memloop_longterm::{EmbedFn, ExpireReport, ForgetReport, MemoryUpdate};
-use pgvector::Vector;
+use pgvector::HalfVector;
 use serde_json::Value;
 
 use crate::pool::Tx;
@@ -144,7 +144,7 @@ impl PgStore {
                 tx.execute(
                     "UPDATE memories SET text = $1, content_hash = $2, embedding = $3, \
                      tsv = $4::text::tsvector, doc_len = $5 WHERE rid = $6",
-                    &[&rec.text, &rec.content_hash, &Vector::from(v.clone()), &tsv, &len, &rid],
+                    &[&rec.text, &rec.content_hash, &HalfVector::from_f32_slice(v), &tsv, &len, &rid],
                 )?;
                 replace_pieces(tx, rid, &change.pieces)?;
             }
@@ -450,7 +450,7 @@ impl PgStore {
                 for ((rid, _), e) in batch.iter().zip(&vectors) {
                     tx.execute(
                         "UPDATE memories SET embedding = $1 WHERE rid = $2",
-                        &[&Vector::from(e.vector.clone()), rid],
+                        &[&HalfVector::from_f32_slice(&e.vector), rid],
                     )?;
                     add_pieces(tx, *rid, &e.pieces)?;
                 }
@@ -582,7 +582,7 @@ pub(crate) fn insert_row(
             &provenance,
             &r.content_hash,
             &r.superseded_by,
-            &Vector::from(v.to_vec()),
+            &HalfVector::from_f32_slice(v),
             &tsv,
             &len,
         ],
@@ -607,7 +607,7 @@ fn add_pieces(tx: &mut Tx<'_>, rid: i64, pieces: &[Vec<f32>]) -> Result<()> {
         tx.execute(
             "INSERT INTO pieces (rid, ord, partition, tenant, valid_until, expires_at, embedding) \
              SELECT rid, $2, partition, tenant, valid_until, expires_at, $3 FROM memories WHERE rid = $1",
-            &[&rid, &ord, &Vector::from(p.clone())],
+            &[&rid, &ord, &HalfVector::from_f32_slice(p)],
         )?;
     }
     Ok(())

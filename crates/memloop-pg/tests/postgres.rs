@@ -99,6 +99,34 @@ fn no_write_keeps_an_index_that_no_search_reads() {
     assert!(gin.is_empty(), "GIN indexes left on memories: {gin:?}");
 }
 
+/// Vectors are kept at half precision (schema v8), as the embedded store
+/// keeps them, and both HNSW indexes compare halves.
+#[test]
+fn vectors_are_kept_at_half_precision() {
+    let pg = Pg::new();
+    let _store = pg.handle();
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    for table in ["memories", "pieces"] {
+        let column: String = c
+            .query_one(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+                 WHERE attrelid = $1::text::regclass AND attname = 'embedding'",
+                &[&table],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(column, format!("halfvec({})", info().dimensions), "{table}");
+        let index: String = c
+            .query_one(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = $1",
+                &[&format!("{table}_hnsw")],
+            )
+            .unwrap()
+            .get(0);
+        assert!(index.contains("halfvec_ip_ops"), "{index}");
+    }
+}
+
 #[test]
 fn the_tenant_wall_reads_its_settings_once_per_statement() {
     let pg = Pg::new();
