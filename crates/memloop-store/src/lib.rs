@@ -398,7 +398,7 @@ fn connection_pragmas(options: &StoreOptions) -> String {
     };
     format!(
         "PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-         PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;"
+         PRAGMA secure_delete = ON; PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;"
     )
 }
 
