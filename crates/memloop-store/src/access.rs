@@ -2,7 +2,10 @@
 //! not pay for a write transaction (and, with `Durability::Full`, an
 //! fsync) to count its hits. Pending counts go into the next write's own
 //! transaction, a flush, the store's drop, or, on an idle store, a
-//! transaction of their own every few seconds from a background thread.
+//! transaction of their own every few seconds from a background thread,
+//! which is also woken when too many are pending (the search that found
+//! them full used to write them itself, a transaction of thousands of
+//! updates inside one search's time).
 //! A crash loses at most those few seconds of counts: statistics that
 //! feed decay, never memories. The transactions of their own run on a
 //! connection of their own, so their sync never holds up the searches
@@ -28,12 +31,20 @@ const MAX_PENDING: usize = 4096;
 /// Per (tenant, id): retrievals not yet written, and the latest one's time.
 type Pending = HashMap<(String, String), (u64, i64)>;
 
+/// What the background writer is told.
+enum Wake {
+    /// Too many counts are pending: write them now.
+    Write,
+    /// The store is closing.
+    Stop,
+}
+
 pub(crate) struct AccessLog {
     pending: Arc<Mutex<Pending>>,
     /// This log's own connection, shared with its thread.
     conn: Arc<Mutex<Connection>>,
     clock: Clock,
-    stop: Mutex<Option<Sender<()>>>,
+    wake: Mutex<Option<Sender<Wake>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -42,18 +53,18 @@ impl AccessLog {
     pub(crate) fn start(conn: Connection, clock: Clock) -> AccessLog {
         let conn = Arc::new(Mutex::new(conn));
         let pending: Arc<Mutex<Pending>> = Arc::default();
-        let (stop, stopped) = channel::<()>();
+        let (wake, woken) = channel::<Wake>();
         let (bg_conn, bg_pending) = (conn.clone(), pending.clone());
         let thread = std::thread::Builder::new()
             .name("memloop-access".into())
             .spawn(move || loop {
-                match stopped.recv_timeout(WRITE_EVERY) {
-                    Err(RecvTimeoutError::Timeout) => {
+                match woken.recv_timeout(WRITE_EVERY) {
+                    Err(RecvTimeoutError::Timeout) | Ok(Wake::Write) => {
                         // Failure (a busy store) keeps nothing back for
                         // long: the next write or flush tries again.
                         let _ = write_pending(&bg_conn, &bg_pending);
                     }
-                    _ => return,
+                    Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 }
             })
             .ok();
@@ -61,7 +72,7 @@ impl AccessLog {
             pending,
             conn,
             clock,
-            stop: Mutex::new(Some(stop)),
+            wake: Mutex::new(Some(wake)),
             thread: Mutex::new(thread),
         }
     }
@@ -69,8 +80,9 @@ impl AccessLog {
     /// Counts one retrieval of each id, now.
     pub(crate) fn record(&self, tenant: &str, ids: &[&str]) -> Result<()> {
         let now = self.clock.now();
-        let full = {
+        let filled = {
             let mut p = lock(&self.pending);
+            let before = p.len();
             for id in ids {
                 let e = p
                     .entry((tenant.to_string(), (*id).to_string()))
@@ -78,10 +90,16 @@ impl AccessLog {
                 e.0 += 1;
                 e.1 = e.1.max(now);
             }
-            p.len() >= MAX_PENDING
+            before < MAX_PENDING && p.len() >= MAX_PENDING
         };
-        if full {
-            write_pending(&self.conn, &self.pending)?;
+        if filled {
+            // Written by the background thread; here only without one.
+            let woke = lock(&self.wake)
+                .as_ref()
+                .is_some_and(|w| w.send(Wake::Write).is_ok());
+            if !woke {
+                write_pending(&self.conn, &self.pending)?;
+            }
         }
         Ok(())
     }
@@ -111,7 +129,9 @@ impl AccessLog {
     /// Writes what is pending and stops the background thread.
     pub(crate) fn stop(&self) {
         let _ = self.flush();
-        drop(lock(&self.stop).take());
+        if let Some(wake) = lock(&self.wake).take() {
+            let _ = wake.send(Wake::Stop);
+        }
         if let Some(t) = lock(&self.thread).take() {
             let _ = t.join();
         }

@@ -346,6 +346,41 @@ fn retrievals_are_counted_in_memory_and_written_in_batches() {
     assert_eq!(b.get("default", &rec.id).unwrap().access_count, 4);
 }
 
+/// Thousands of pending retrievals reach the database without a write, a
+/// flush or a drop, and well before the idle writer's few seconds: the
+/// background writer is woken for them (the search that filled the batch
+/// no longer writes it inside its own time).
+#[test]
+fn a_full_batch_of_retrievals_is_written_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(T0);
+    let a = open(dir.path(), &clock, 5_000);
+    let b = open(dir.path(), &clock, 5_000);
+    let scope = Scope::user("carol");
+    let batch = (0..4_200)
+        .map(|i| memory(&format!("note {i}"), None))
+        .collect();
+    let ids: Vec<String> = a
+        .insert(&scope, batch)
+        .unwrap()
+        .into_iter()
+        .map(|(r, _)| r.id)
+        .collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for chunk in ids.chunks(10) {
+        a.record_access("default", chunk).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while b.get("default", ids[0]).unwrap().access_count == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a full batch was not written within 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(b.get("default", ids[4_000]).unwrap().access_count, 1);
+}
+
 /// With a decay weight, of two equally relevant memories the one used
 /// recently (or newer) ranks first and each hit carries its signal; at
 /// weight 0 the signal is neither computed nor counted.
