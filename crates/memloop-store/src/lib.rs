@@ -390,7 +390,10 @@ pub(crate) fn incremental_vacuum(conn: &Connection) -> Result<bool> {
 /// The settings of every connection to the database. `secure_delete` on
 /// every one (made `FAST` by `set_secure_delete` where a purge vacuums):
 /// a purge promises that no deleted text lingers in free pages, whichever
-/// connection freed them.
+/// connection freed them. The first 256 MiB of the file are read through
+/// a memory map (a cold partition's pages without a pread each, see
+/// docs/benchmarks.md); no more, because mapped pages count in the
+/// process's resident memory.
 fn connection_pragmas(options: &StoreOptions) -> String {
     let sync = match options.durability {
         Durability::Full => "FULL",
@@ -398,7 +401,7 @@ fn connection_pragmas(options: &StoreOptions) -> String {
     };
     format!(
         "PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-         PRAGMA secure_delete = ON; PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;"
+         PRAGMA secure_delete = ON; PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;"
     )
 }
 
