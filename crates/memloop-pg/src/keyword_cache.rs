@@ -45,7 +45,7 @@ struct Copy {
 }
 
 #[derive(Default)]
-struct Slot {
+pub(crate) struct Slot {
     copy: RwLock<Option<Copy>>,
     /// When a search last used it, by the cache's tick (for eviction).
     used: AtomicU64,
@@ -62,14 +62,27 @@ pub(crate) struct KeywordCache {
     budget: u64,
 }
 
+/// What [`KeywordCache::prepare`] left for the search.
+pub(crate) enum Prepared {
+    /// No copy at this snapshot: BM25 in SQL.
+    Sql,
+    /// The partition has no current memory.
+    Empty,
+    /// The copy in `slot`, at `version`.
+    Ready { slot: Arc<Slot>, version: i64 },
+}
+
+fn read_lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A query: its terms, how many hits, its time, and the rows it may return
-/// (a narrowed search), with the context weight BM25 counts context terms by.
+/// (a narrowed search).
 pub(crate) struct KeywordQuery<'a> {
     pub terms: &'a [String],
     pub limit: usize,
     pub now: i64,
     pub allowed: Option<&'a HashSet<i64>>,
-    pub context_weight: f32,
 }
 
 /// Rows changed since the copy above this share of its size: reading the
@@ -85,22 +98,24 @@ impl KeywordCache {
         }
     }
 
-    /// The partition's `limit` best rows by BM25 at `tx`'s snapshot, or
-    /// None when this process's copy is newer than that snapshot (ask SQL).
-    pub fn search(
+    /// Brings this process's copy of the partition to `tx`'s snapshot
+    /// (reading what changed since, or the partition whole), so that
+    /// [`KeywordCache::run`] can rank without the transaction: on another
+    /// thread, while the vector side's statement runs.
+    pub fn prepare(
         &self,
         tx: &mut Tx<'_>,
         partition: &str,
         at: Position,
-        q: &KeywordQuery<'_>,
-    ) -> Result<Option<Vec<(i64, f32)>>> {
+        context_weight: f32,
+    ) -> Result<Prepared> {
         if self.budget == 0 {
-            return Ok(None);
+            return Ok(Prepared::Sql);
         }
         let Some(version) = at.version else {
             // No current memory: nothing to find, and nothing worth keeping.
             self.lock().remove(partition);
-            return Ok(Some(Vec::new()));
+            return Ok(Prepared::Empty);
         };
         let slot = self
             .lock()
@@ -109,31 +124,48 @@ impl KeywordCache {
             .clone();
         slot.used
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        let ready = Prepared::Ready {
+            slot: slot.clone(),
+            version,
+        };
+        if read_lock(&slot.copy)
+            .as_ref()
+            .is_some_and(|c| c.version == version)
         {
-            let copy = slot.copy.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(c) = copy.as_ref().filter(|c| c.version == version) {
-                return Ok(Some(run(c, q)));
-            }
+            return Ok(ready);
         }
         let mut guard = slot.copy.write().unwrap_or_else(|p| p.into_inner());
         let loaded = match guard.take() {
             Some(c) if c.version == version => c,
             Some(c) if c.version > version => {
                 *guard = Some(c);
-                return Ok(None);
+                return Ok(Prepared::Sql);
             }
             Some(c) if c.version >= at.floor => {
-                catch_up(tx, partition, c, version, q.context_weight)?
+                catch_up(tx, partition, c, version, context_weight)?
             }
-            _ => load(tx, partition, version, q.context_weight)?,
+            _ => load(tx, partition, version, context_weight)?,
         };
-        let hits = run(&loaded, q);
         slot.docs
             .store(loaded.index.len() as u64, Ordering::Relaxed);
         *guard = Some(loaded);
         drop(guard);
         self.evict(partition);
-        Ok(Some(hits))
+        Ok(ready)
+    }
+
+    /// The partition's `limit` best rows by BM25 at the prepared snapshot,
+    /// or None when the search must ask SQL: the copy was newer than the
+    /// snapshot, or another search moved it on since `prepare`.
+    pub fn run(&self, prepared: &Prepared, q: &KeywordQuery<'_>) -> Option<Vec<(i64, f32)>> {
+        match prepared {
+            Prepared::Sql => None,
+            Prepared::Empty => Some(Vec::new()),
+            Prepared::Ready { slot, version } => read_lock(&slot.copy)
+                .as_ref()
+                .filter(|c| c.version == *version)
+                .map(|c| run(c, q)),
+        }
     }
 
     /// Drops the least recently searched copies while all of them together

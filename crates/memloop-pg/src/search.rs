@@ -10,7 +10,7 @@ use memloop_core::{Error, MemoryRecord, Result, SearchHit};
 use memloop_longterm::{rank, SearchQuery};
 use pgvector::HalfVector;
 
-use crate::keyword_cache::{KeywordQuery, Position};
+use crate::keyword_cache::{KeywordQuery, Position, Prepared};
 use crate::pool::Tx;
 use crate::read::{get_in, kinds_param, numbered, NARROWING};
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -191,51 +191,73 @@ impl PgStore {
                 None
             };
             let (docs, position) = partition_position(tx, &partition)?;
-            let vec_hits: Hits = if q.vector_weight <= 0.0 {
-                Vec::new()
-            } else if !past && allowed.is_none() && docs >= self.options.exact_threshold {
-                hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?)
+            let wants_keywords = tsquery.is_some() && q.keyword_weight > 0.0;
+            // The current rows from this process's copy of the partition's
+            // keyword index, at this snapshot; the past, or a snapshot
+            // older than the copy, from SQL.
+            let copy = if wants_keywords && !past {
+                self.keywords
+                    .prepare(tx, &partition, position, self.options.context_weight)?
             } else {
-                let sql = numbered(
-                    &VECTOR_EXACT.replace("{indexed}", indexed(q)),
-                    &["PART", "ALLOWED", "AS_OF", "NOW", "Q", "N"],
-                );
-                hits(tx.query(&sql, &[&partition, &allowed, &q.as_of, &now, &qvec, &n])?)
+                Prepared::Sql
             };
-            let kw_hits: Hits = match &tsquery {
-                Some(tsq) if q.keyword_weight > 0.0 => {
-                    // The current rows from this process's copy of the
-                    // partition's keyword index, at this snapshot; the past,
-                    // or a snapshot older than the copy, from SQL.
-                    let in_memory = if past {
-                        None
+            let allowed_set: Option<HashSet<i64>> =
+                allowed.as_ref().map(|a| a.iter().copied().collect());
+            let kq = KeywordQuery {
+                terms: &terms,
+                limit: n as usize,
+                now,
+                allowed: allowed_set.as_ref(),
+            };
+            let ann = q.vector_weight > 0.0
+                && !past
+                && allowed.is_none()
+                && docs >= self.options.exact_threshold;
+            let vector_side = |tx: &mut Tx<'_>| -> Result<Hits> {
+                if q.vector_weight <= 0.0 {
+                    Ok(Vec::new())
+                } else if ann {
+                    Ok(hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?))
+                } else {
+                    let sql = numbered(
+                        &VECTOR_EXACT.replace("{indexed}", indexed(q)),
+                        &["PART", "ALLOWED", "AS_OF", "NOW", "Q", "N"],
+                    );
+                    Ok(hits(tx.query(
+                        &sql,
+                        &[&partition, &allowed, &q.as_of, &now, &qvec, &n],
+                    )?))
+                }
+            };
+            // A large partition's two sides at once: BM25 on another
+            // thread while the HNSW walk runs in the database (a thread
+            // costs more than a small partition's whole keyword search).
+            let (vec_hits, in_memory) = if ann && matches!(copy, Prepared::Ready { .. }) {
+                std::thread::scope(|scope| {
+                    let keyword_side = scope.spawn(|| self.keywords.run(&copy, &kq));
+                    let vec_hits = vector_side(tx);
+                    // A panicked ranking is asked of SQL instead.
+                    (vec_hits, keyword_side.join().ok().flatten())
+                })
+            } else {
+                (vector_side(tx), self.keywords.run(&copy, &kq))
+            };
+            let vec_hits = vec_hits?;
+            let kw_hits: Hits = match (&tsquery, in_memory) {
+                (Some(_), Some(found)) if wants_keywords => {
+                    with_speakers(tx, found, &vec_hits, q.speaker_boost > 0.0)?
+                }
+                (Some(tsq), None) if wants_keywords => {
+                    let sql = if past {
+                        keyword_past_sql(q)
                     } else {
-                        let allowed: Option<HashSet<i64>> =
-                            allowed.as_ref().map(|a| a.iter().copied().collect());
-                        let kq = KeywordQuery {
-                            terms: &terms,
-                            limit: n as usize,
-                            now,
-                            allowed: allowed.as_ref(),
-                            context_weight: self.options.context_weight,
-                        };
-                        self.keywords.search(tx, &partition, position, &kq)?
+                        KEYWORD_CURRENT.to_string()
                     };
-                    match in_memory {
-                        Some(found) => with_speakers(tx, found, &vec_hits, q.speaker_boost > 0.0)?,
-                        None => {
-                            let sql = if past {
-                                keyword_past_sql(q)
-                            } else {
-                                KEYWORD_CURRENT.to_string()
-                            };
-                            let sql = numbered(&sql, KEYWORD_PARAMS);
-                            hits(tx.query(
-                                &sql,
-                                &[&partition, &terms, tsq, &allowed, &cw, &q.as_of, &now, &n],
-                            )?)
-                        }
-                    }
+                    let sql = numbered(&sql, KEYWORD_PARAMS);
+                    hits(tx.query(
+                        &sql,
+                        &[&partition, &terms, tsq, &allowed, &cw, &q.as_of, &now, &n],
+                    )?)
                 }
                 _ => Vec::new(),
             };
