@@ -283,10 +283,17 @@ impl EmbeddedStore {
             .map_err(located)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         retry_busy(timeout, || {
+            // auto_vacuum takes effect only on a new database (before its
+            // first table), and setting it opens a write transaction: on
+            // an existing store it would make every open wait for the
+            // write lock behind other processes' writers.
+            let vacuum = if is_new_database(&conn)? {
+                "PRAGMA auto_vacuum = INCREMENTAL; "
+            } else {
+                ""
+            };
             conn.execute_batch(&format!(
-                // auto_vacuum takes effect only on a new database (before
-                // its first table); an older one keeps its mode.
-                "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; {}",
+                "{vacuum}PRAGMA journal_mode = WAL; {}",
                 connection_pragmas(&options)
             ))
             .map_err(sql_err)
@@ -368,6 +375,14 @@ fn open_connection(dir: &Path, options: &StoreOptions) -> Result<Connection> {
 /// (`FAST`): a gc that frees 50,000 pages does not write 200 MB of zeros.
 /// In an older database free pages stay in the file, so they are zeroed
 /// as they are freed (`ON`).
+/// Whether the database file holds nothing yet (no page written).
+fn is_new_database(conn: &Connection) -> Result<bool> {
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .map_err(sql_err)?;
+    Ok(pages == 0)
+}
+
 fn set_secure_delete(conn: &Connection) -> Result<()> {
     let mode = if incremental_vacuum(conn)? {
         "FAST"

@@ -609,3 +609,34 @@ fn busy_timeout_defaults_to_a_few_seconds() {
     assert_eq!(o.busy_timeout_ms, memloop_store::DEFAULT_BUSY_TIMEOUT_MS);
     assert!((2_000..=30_000).contains(&o.busy_timeout_ms));
 }
+
+/// Opening an existing store reads; it never waits for the write lock.
+/// Setting `auto_vacuum` opens a write transaction, so when every open set
+/// it, a process opening the store behind busy writers could starve for
+/// the whole busy timeout (and hold `memloop.lock` meanwhile, failing the
+/// other openers too): what `concurrent_writers_wait_instead_of_failing_busy`
+/// saw under load.
+#[test]
+fn opening_an_existing_store_does_not_wait_for_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), StoreOptions::default()).unwrap();
+    add(&store, &Scope::user("u"), "kept before the writer came").unwrap();
+    drop(store);
+    let writer = rusqlite::Connection::open(dir.path().join("memloop.db")).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = std::time::Instant::now();
+    let store = open(
+        dir.path(),
+        StoreOptions::default().with_busy_timeout_ms(300),
+    )
+    .expect("an open must not need the write lock another connection holds");
+    assert!(started.elapsed() < std::time::Duration::from_millis(300));
+    let hits = store
+        .search(
+            &SearchQuery::new(Scope::user("u"), "kept"),
+            &vector("kept before the writer came"),
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    writer.execute_batch("COMMIT").unwrap();
+}
