@@ -1,56 +1,16 @@
-//! The AVX-512 path: weights packed once at load into column panels, an
-//! 8-row × 48-column register kernel of f32 FMAs.
+//! The AVX-512 path: weights packed once at load into 48-column panels
+//! (`panels.rs`), an 8-row × 48-column register kernel of f32 FMAs.
 
-use super::{rows_in_cache, split_columns, to_bf16};
+use super::panels::{self, Packed};
 
 /// Columns per packed panel: three 512-bit vectors of f32. (With 8 rows that
 /// is 24 accumulators: enough independent FMAs per loaded value to keep both
 /// FMA ports busy, and within AVX-512's 32 registers.)
 pub const PANEL: usize = 48;
 
-/// A weight matrix (`k × n`, row-major, n a multiple of PANEL) packed once at
-/// load into column panels: panel p holds, for each of the k rows, its PANEL
-/// values contiguously. The AVX-512 kernel then streams it without repacking.
-pub struct Packed {
-    pub k: usize,
-    pub n: usize,
-    data: Vec<f32>,
-    /// The same panels in bfloat16 (the upper half of each f32, rounded to
-    /// nearest even), for products of few rows: see [`HALF_MAX_ROWS`].
-    half: Vec<u16>,
-}
-
-/// Products of at most this many rows (one short text: a query) read the
-/// bfloat16 copy of the weights. With few rows a product is bound by reading
-/// the weights from memory, not by arithmetic, so half the bytes is nearly
-/// half the time; each value is widened back to f32 before the same FMAs, so
-/// only the weights' last 16 mantissa bits are lost (vectors agree with the
-/// f32 path to a cosine of 0.9999). Batches keep reading f32, which is
-/// faster when arithmetic is the bound.
-pub const HALF_MAX_ROWS: usize = 32;
-
-/// False when `MEMLOOP_NO_BF16` is set: every product then reads f32, to
-/// compare the two.
-pub(super) fn half_enabled() -> bool {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("MEMLOOP_NO_BF16").is_none())
-}
-
-impl Packed {
-    /// Packs `w` (k × n, row-major); None if n is not a multiple of PANEL.
-    pub fn new(w: &[f32], k: usize, n: usize) -> Option<Packed> {
-        if !n.is_multiple_of(PANEL) || w.len() != k * n {
-            return None;
-        }
-        let mut data = Vec::with_capacity(k * n);
-        for p in 0..n / PANEL {
-            for row in 0..k {
-                data.extend_from_slice(&w[row * n + p * PANEL..row * n + (p + 1) * PANEL]);
-            }
-        }
-        let half = data.iter().map(|&x| to_bf16(x)).collect();
-        Some(Packed { k, n, data, half })
-    }
+/// Packs `w` (k × n) for this kernel; None if n is not a multiple of PANEL.
+pub fn pack(w: &[f32], k: usize, n: usize) -> Option<Packed> {
+    Packed::new(w, k, n, PANEL)
 }
 
 /// True when this CPU runs the AVX-512 kernel.
@@ -65,58 +25,17 @@ pub fn available() -> bool {
     }
 }
 
-/// c[m × n] += a[m × k] · b, with a row-major at stride k and c at stride n,
-/// the panels shared among `threads`. False (doing nothing) when shapes do
-/// not fit or AVX-512 is missing.
+/// c[m × n] += a[m × k] · b (see `panels::product`). False (doing nothing)
+/// when shapes do not fit or AVX-512 is missing.
 pub fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
-    if a.len() < m * b.k || c.len() < m * b.n || !available() {
-        return false;
-    }
-    split_columns(
-        m,
-        b.n,
-        PANEL,
-        b.n / PANEL,
-        threads,
-        c,
-        |panels, part, ldc| run_panels(a, m, b, panels, part, ldc),
-    )
-}
-
-/// Panels `panels` of b over all rows, into c (whose column 0 is panel `panels.start`).
-fn run_panels(
-    a: &[f32],
-    m: usize,
-    b: &Packed,
-    panels: std::ops::Range<usize>,
-    c: &mut [f32],
-    ldc: usize,
-) {
     #[cfg(target_arch = "x86_64")]
     {
-        let row_block = rows_in_cache(4 * b.k);
-        let mut r0 = 0;
-        while r0 < m {
-            let rows = row_block.min(m - r0);
-            // SAFETY: callers checked AVX-512F and the slice sizes; every
-            // offset the kernel touches is inside them.
-            unsafe {
-                kernel::block(
-                    &a[r0 * b.k..],
-                    rows,
-                    m <= HALF_MAX_ROWS && half_enabled(),
-                    b,
-                    panels.clone(),
-                    &mut c[r0 * ldc..],
-                    ldc,
-                )
-            };
-            r0 += rows;
-        }
+        b.panel == PANEL && panels::product(a, m, b, c, threads, (available(), kernel::block))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (a, m, b, panels, c, ldc);
+        let _ = (a, m, b, c, threads);
+        false
     }
 }
 
@@ -124,18 +43,15 @@ fn run_panels(
 mod kernel {
     use std::arch::x86_64::*;
 
-    use super::{Packed, PANEL};
+    use super::super::panels::{k_major_tiles, Packed};
+    use super::PANEL;
 
     /// All panels over `rows` rows of `a`, in tiles of 8 rows, then 4, 2, 1,
     /// reading the bfloat16 copy of the weights when `half`.
-    /// Each tile of `a` is first copied k-major, so the kernel's broadcasts
-    /// read one contiguous stream.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F. `a` must hold `rows × b.k` values; `c`
-    /// must hold `(rows - 1) · ldc + 48 · panels.len()` values with
-    /// `ldc >= 48 · panels.len()`; `panels` must lie within `b`'s panels, and
-    /// with `half`, `b.half` must be filled like `b.data`.
+    /// As `panels::Block`, the CPU supporting AVX-512F and b's panels being
+    /// 48 columns wide.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn block(
         a: &[f32],
@@ -147,24 +63,7 @@ mod kernel {
         ldc: usize,
     ) {
         let k = b.k;
-        let mut tiles: Vec<(usize, usize, Vec<f32>)> = Vec::new();
-        let mut r = 0;
-        while r < rows {
-            let mr = match rows - r {
-                8.. => 8,
-                4..=7 => 4,
-                2..=3 => 2,
-                _ => 1,
-            };
-            let mut t = vec![0.0f32; k * mr];
-            for kk in 0..k {
-                for i in 0..mr {
-                    t[kk * mr + i] = a[(r + i) * k + kk];
-                }
-            }
-            tiles.push((r, mr, t));
-            r += mr;
-        }
+        let tiles = k_major_tiles(a, rows, k, &[8, 4, 2, 1]);
         for (i, p) in panels.enumerate() {
             let span = p * k * PANEL..(p + 1) * k * PANEL;
             for (r, mr, t) in &tiles {

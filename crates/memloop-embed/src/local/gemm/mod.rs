@@ -2,6 +2,7 @@
 //! paths, chosen once per loaded model ([`GemmPath`]):
 //! - `portable`: matrixmultiply's strided GEMM (raw pointers behind a bounds check);
 //! - `avx512`: weights packed at load into 48-column panels for an AVX-512 FMA kernel;
+//! - `avx2`: the same in 16-column panels for an AVX2 FMA kernel (CPUs without AVX-512);
 //! - `avx512bf16`: the same panels in bfloat16 pairs for AVX512-BF16 dot products;
 //! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
 //!
@@ -10,8 +11,10 @@
 #![allow(unsafe_code)]
 
 mod amx;
+mod avx2;
 mod avx512;
 mod bf16;
+mod panels;
 mod vector;
 
 pub use vector::{gelu_in_place, vectorised};
@@ -27,11 +30,13 @@ pub enum GemmPath {
     Bf16,
     /// AVX-512 FMAs on f32 (bfloat16 weights for products of few rows).
     Avx512,
+    /// AVX2 FMAs on f32 (bfloat16 weights for products of few rows).
+    Avx2,
     /// matrixmultiply, on any CPU.
     Portable,
 }
 
-/// The environment variable that picks a path (`amx`, `avx512bf16`, `avx512`, `portable`)
+/// The environment variable that picks a path (`amx`, `avx512bf16`, `avx512`, `avx2`, `portable`)
 /// instead of the fastest one the machine has: for A/B runs.
 pub const GEMM_ENV: &str = "MEMLOOP_GEMM";
 
@@ -41,6 +46,7 @@ impl GemmPath {
             GemmPath::Amx => "amx",
             GemmPath::Bf16 => "avx512bf16",
             GemmPath::Avx512 => "avx512",
+            GemmPath::Avx2 => "avx2",
             GemmPath::Portable => "portable",
         }
     }
@@ -51,6 +57,7 @@ impl GemmPath {
             GemmPath::Amx => amx::available(),
             GemmPath::Bf16 => bf16::available(),
             GemmPath::Avx512 => avx512::available(),
+            GemmPath::Avx2 => avx2::available(),
             GemmPath::Portable => true,
         }
     }
@@ -61,6 +68,7 @@ impl GemmPath {
             GemmPath::Amx,
             GemmPath::Bf16,
             GemmPath::Avx512,
+            GemmPath::Avx2,
             GemmPath::Portable,
         ]
         .into_iter()
@@ -101,6 +109,7 @@ impl GemmPath {
             "amx" => GemmPath::Amx,
             "avx512bf16" => GemmPath::Bf16,
             "avx512" => GemmPath::Avx512,
+            "avx2" => GemmPath::Avx2,
             "portable" => GemmPath::Portable,
             other => {
                 return Err(format!(
@@ -123,7 +132,8 @@ impl GemmPath {
 /// A weight matrix (`k × n`) laid out once at load for one path.
 pub enum Weights {
     Portable { w: Vec<f32>, k: usize, n: usize },
-    Avx512(avx512::Packed),
+    Avx512(panels::Packed),
+    Avx2(panels::Packed),
     Bf16(bf16::Pairs),
     Amx(amx::Tiles),
 }
@@ -135,9 +145,8 @@ impl Weights {
         let laid = match path {
             GemmPath::Amx if path.available() => amx::Tiles::new(&w, k, n).map(Weights::Amx),
             GemmPath::Bf16 if path.available() => bf16::Pairs::new(&w, k, n).map(Weights::Bf16),
-            GemmPath::Avx512 if path.available() => {
-                avx512::Packed::new(&w, k, n).map(Weights::Avx512)
-            }
+            GemmPath::Avx512 if path.available() => avx512::pack(&w, k, n).map(Weights::Avx512),
+            GemmPath::Avx2 if path.available() => avx2::pack(&w, k, n).map(Weights::Avx2),
             _ => None,
         };
         laid.unwrap_or(Weights::Portable { w, k, n })
@@ -149,6 +158,7 @@ impl Weights {
         match self {
             Weights::Portable { .. } => GemmPath::Portable,
             Weights::Avx512(_) => GemmPath::Avx512,
+            Weights::Avx2(_) => GemmPath::Avx2,
             Weights::Bf16(_) => GemmPath::Bf16,
             Weights::Amx(_) => GemmPath::Amx,
         }
@@ -177,6 +187,7 @@ impl Weights {
                 sgemm(1.0, av, bv, 1.0, c, *n)
             }
             Weights::Avx512(p) => avx512::product(a, m, p, c, threads),
+            Weights::Avx2(p) => avx2::product(a, m, p, c, threads),
             Weights::Bf16(p) => bf16::product(a, m, p, c, threads),
             Weights::Amx(t) => amx::product(a, m, t, c, threads),
         }

@@ -59,11 +59,14 @@ fn every_available_path_matches_matrixmultiply() {
     assert!(paths.contains(&GemmPath::Portable));
     for path in paths {
         // Row counts around the kernels' blocks: AMX works in 16 and 32 rows,
-        // AVX-512 in 8 and reads bf16 weights up to HALF_MAX_ROWS rows.
-        for m in [1, 13, 16, 17, 32, 45, 70] {
+        // AVX-512 in 8, AVX2 in 6, and both read bf16 weights up to
+        // HALF_MAX_ROWS rows.
+        for m in [1, 13, 16, 17, 32, 45, 70, 200] {
             let (ra, rw): (Round, Round) = match path {
                 GemmPath::Amx | GemmPath::Bf16 => (bf16, bf16),
-                GemmPath::Avx512 if m <= avx512::HALF_MAX_ROWS && avx512::half_enabled() => {
+                GemmPath::Avx512 | GemmPath::Avx2
+                    if m <= panels::HALF_MAX_ROWS && panels::half_enabled() =>
+                {
                     (|x| x, bf16)
                 }
                 _ => (|x| x, |x| x),
@@ -78,7 +81,7 @@ fn every_available_path_matches_matrixmultiply() {
 
 #[test]
 fn shapes_a_kernel_cannot_take_fall_back_to_portable() {
-    // k = 40 is neither a multiple of AMX's 32 nor n = 50 of AVX-512's 48.
+    // k = 40 is not a multiple of AMX's 32, nor n = 50 of AVX-512's 48 or AVX2's 16.
     for path in GemmPath::all_available() {
         let w = Weights::new(path, vec![1.0; 40 * 50], 40, 50);
         assert_eq!(w.path(), GemmPath::Portable);
@@ -99,7 +102,12 @@ fn gemm_env_values_parse() {
         err.contains("MEMLOOP_GEMM=sse") && err.contains("portable"),
         "{err}"
     );
-    for path in [GemmPath::Amx, GemmPath::Bf16, GemmPath::Avx512] {
+    for path in [
+        GemmPath::Amx,
+        GemmPath::Bf16,
+        GemmPath::Avx512,
+        GemmPath::Avx2,
+    ] {
         let parsed = GemmPath::parse(path.name());
         if path.available() {
             assert_eq!(parsed, Ok(Some(path)));

@@ -1,12 +1,13 @@
 //! The forward pass's element-wise loops (GELU, layer norm, softmax,
-//! residual adds), compiled a second time for AVX-512 and chosen at run
-//! time. The crate is built for baseline x86-64, where these loops run
+//! residual adds), compiled again for AVX-512 and for AVX2 with FMA and
+//! chosen at run time. The crate is built for baseline x86-64, where these loops run
 //! four lanes wide; once the matrix products run on AMX they are a fifth of
 //! a batch's time unless they run sixteen wide.
 
 use super::super::math::{gelu, ERF_P, ERF_Q};
 
-/// Runs `f` compiled for AVX-512 when the CPU has it, else as built.
+/// Runs `f` compiled for AVX-512 when the CPU has it, else for AVX2 with
+/// FMA when it has those, else as built.
 /// `f`'s body (and whatever it inlines: `math`'s loops are
 /// `#[inline(always)]`, and so must the closure be) is what gets the wider
 /// instructions.
@@ -18,6 +19,20 @@ pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
         // feature the wrapper enables.
         return unsafe { avx512(f) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::avx2::available() {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above), the
+        // features the wrapper enables.
+        return unsafe { avx2(f) };
+    }
+    f()
+}
+
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
@@ -40,9 +55,15 @@ pub fn gelu_in_place(xs: &mut [f32]) {
         unsafe { gelu_avx512(xs) };
         return;
     }
-    for v in xs.iter_mut() {
-        *v = gelu(*v);
-    }
+    // Elsewhere the scalar loop, eight lanes wide where AVX2 runs.
+    vectorised(
+        #[inline(always)]
+        || {
+            for v in xs.iter_mut() {
+                *v = gelu(*v);
+            }
+        },
+    );
 }
 
 /// # Safety
