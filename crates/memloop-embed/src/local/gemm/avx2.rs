@@ -3,17 +3,12 @@
 //! kernel of f32 FMAs. Against matrixmultiply's own AVX2 kernel (the
 //! portable path) it saves repacking the weights at every product.
 
-use super::panels::{self, Packed};
+use super::panels::Kernel;
 
 /// Columns per packed panel: two 256-bit vectors of f32. (With 6 rows that
 /// is 12 accumulators, two panel values and a broadcast: 15 of AVX2's 16
 /// registers.)
 pub const PANEL: usize = 16;
-
-/// Packs `w` (k × n) for this kernel; None if n is not a multiple of PANEL.
-pub fn pack(w: &[f32], k: usize, n: usize) -> Option<Packed> {
-    Packed::new(w, k, n, PANEL)
-}
 
 /// True when this CPU runs the AVX2 kernel (AVX2 and FMA).
 pub fn available() -> bool {
@@ -27,19 +22,15 @@ pub fn available() -> bool {
     }
 }
 
-/// c[m × n] += a[m × k] · b (see `panels::product`). False (doing nothing)
-/// when shapes do not fit or AVX2 / FMA are missing.
-pub fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
+/// The kernel, for `Weights` (see `panels::Kernel`).
+pub const KERNEL: Kernel = Kernel {
+    panel: PANEL,
+    available,
     #[cfg(target_arch = "x86_64")]
-    {
-        b.panel == PANEL && panels::product(a, m, b, c, threads, (available(), kernel::block))
-    }
+    block: Some(kernel::block),
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (a, m, b, c, threads);
-        false
-    }
-}
+    block: None,
+};
 
 #[cfg(target_arch = "x86_64")]
 mod kernel {

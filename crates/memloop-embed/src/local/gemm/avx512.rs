@@ -1,17 +1,12 @@
 //! The AVX-512 path: weights packed once at load into 48-column panels
 //! (`panels.rs`), an 8-row × 48-column register kernel of f32 FMAs.
 
-use super::panels::{self, Packed};
+use super::panels::Kernel;
 
 /// Columns per packed panel: three 512-bit vectors of f32. (With 8 rows that
 /// is 24 accumulators: enough independent FMAs per loaded value to keep both
 /// FMA ports busy, and within AVX-512's 32 registers.)
 pub const PANEL: usize = 48;
-
-/// Packs `w` (k × n) for this kernel; None if n is not a multiple of PANEL.
-pub fn pack(w: &[f32], k: usize, n: usize) -> Option<Packed> {
-    Packed::new(w, k, n, PANEL)
-}
 
 /// True when this CPU runs the AVX-512 kernel.
 pub fn available() -> bool {
@@ -25,19 +20,15 @@ pub fn available() -> bool {
     }
 }
 
-/// c[m × n] += a[m × k] · b (see `panels::product`). False (doing nothing)
-/// when shapes do not fit or AVX-512 is missing.
-pub fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
+/// The kernel, for `Weights` (see `panels::Kernel`).
+pub const KERNEL: Kernel = Kernel {
+    panel: PANEL,
+    available,
     #[cfg(target_arch = "x86_64")]
-    {
-        b.panel == PANEL && panels::product(a, m, b, c, threads, (available(), kernel::block))
-    }
+    block: Some(kernel::block),
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (a, m, b, c, threads);
-        false
-    }
-}
+    block: None,
+};
 
 #[cfg(target_arch = "x86_64")]
 mod kernel {

@@ -145,8 +145,10 @@ impl Weights {
         let laid = match path {
             GemmPath::Amx if path.available() => amx::Tiles::new(&w, k, n).map(Weights::Amx),
             GemmPath::Bf16 if path.available() => bf16::Pairs::new(&w, k, n).map(Weights::Bf16),
-            GemmPath::Avx512 if path.available() => avx512::pack(&w, k, n).map(Weights::Avx512),
-            GemmPath::Avx2 if path.available() => avx2::pack(&w, k, n).map(Weights::Avx2),
+            GemmPath::Avx512 if path.available() => {
+                avx512::KERNEL.pack(&w, k, n).map(Weights::Avx512)
+            }
+            GemmPath::Avx2 if path.available() => avx2::KERNEL.pack(&w, k, n).map(Weights::Avx2),
             _ => None,
         };
         laid.unwrap_or(Weights::Portable { w, k, n })
@@ -186,8 +188,8 @@ impl Weights {
                 };
                 sgemm(1.0, av, bv, 1.0, c, *n)
             }
-            Weights::Avx512(p) => avx512::product(a, m, p, c, threads),
-            Weights::Avx2(p) => avx2::product(a, m, p, c, threads),
+            Weights::Avx512(p) => avx512::KERNEL.product(a, m, p, c, threads),
+            Weights::Avx2(p) => avx2::KERNEL.product(a, m, p, c, threads),
             Weights::Bf16(p) => bf16::product(a, m, p, c, threads),
             Weights::Amx(t) => amx::product(a, m, t, c, threads),
         }

@@ -68,18 +68,38 @@ impl Packed {
 /// b.panel · panels.len()`, and `panels` must lie within b's.
 pub type Block = unsafe fn(&[f32], usize, bool, &Packed, std::ops::Range<usize>, &mut [f32], usize);
 
-/// c[m × n] += a[m × k] · b, with a row-major at stride k and c at stride n,
-/// the panels shared among `threads`. False (doing nothing) when shapes do
-/// not fit or the CPU lacks the kernel's instructions (`runs`).
-pub fn product(
-    a: &[f32],
-    m: usize,
-    b: &Packed,
-    c: &mut [f32],
-    threads: usize,
-    (runs, block): (bool, Block),
-) -> bool {
-    if a.len() < m * b.k || c.len() < m * b.n || !runs || b.panel == 0 {
+/// A panel kernel: its panel width, whether this CPU runs it, and its
+/// block (None where it is not compiled: off x86-64).
+pub struct Kernel {
+    pub panel: usize,
+    pub available: fn() -> bool,
+    pub block: Option<Block>,
+}
+
+impl Kernel {
+    /// Packs `w` (k × n) for this kernel; None if n is not a multiple of
+    /// its panel.
+    pub fn pack(&self, w: &[f32], k: usize, n: usize) -> Option<Packed> {
+        Packed::new(w, k, n, self.panel)
+    }
+
+    /// c[m × n] += a[m × k] · b, with a row-major at stride k and c at
+    /// stride n, the panels shared among `threads`. False (doing nothing)
+    /// when shapes do not fit, b was packed for another kernel, or the CPU
+    /// lacks the kernel's instructions.
+    pub fn product(&self, a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize) -> bool {
+        match self.block {
+            Some(block) if b.panel == self.panel && (self.available)() => {
+                product(a, m, b, c, threads, block)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `Kernel::product`, once the kernel is known to run here.
+fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize, block: Block) -> bool {
+    if a.len() < m * b.k || c.len() < m * b.n || b.panel == 0 {
         return false;
     }
     let half = m <= HALF_MAX_ROWS && half_enabled();
@@ -95,8 +115,8 @@ pub fn product(
             let mut r0 = 0;
             while r0 < m {
                 let rows = row_block.min(m - r0);
-                // SAFETY: `runs` says this CPU has the kernel's
-                // instructions; the sizes were checked above and
+                // SAFETY: `Kernel::product` checked that this CPU has the
+                // kernel's instructions; the sizes were checked above and
                 // `split_columns` hands each part `m` rows at stride `ldc`
                 // of whole panels.
                 unsafe {
