@@ -398,13 +398,6 @@ fn open_connection(dir: &Path, options: &StoreOptions) -> Result<Connection> {
     Ok(conn)
 }
 
-/// How deleted content is erased. A purge promises that no deleted text
-/// lingers in the file. In a database with incremental auto-vacuum (every
-/// one created since) a purge ends by removing every free page from the
-/// file (`purge.rs`), so deletes need only zero what they rewrite anyway
-/// (`FAST`): a gc that frees 50,000 pages does not write 200 MB of zeros.
-/// In an older database free pages stay in the file, so they are zeroed
-/// as they are freed (`ON`).
 /// Whether the database file holds nothing yet (no page written).
 fn is_new_database(conn: &Connection) -> Result<bool> {
     let pages: i64 = conn
@@ -413,6 +406,13 @@ fn is_new_database(conn: &Connection) -> Result<bool> {
     Ok(pages == 0)
 }
 
+/// How deleted content is erased. A purge promises that no deleted text
+/// lingers in the file. In a database with incremental auto-vacuum (every
+/// one created since) a purge ends by removing every free page from the
+/// file (`purge.rs`), so deletes need only zero what they rewrite anyway
+/// (`FAST`): a gc that frees 50,000 pages does not write 200 MB of zeros.
+/// In an older database free pages stay in the file, so they are zeroed
+/// as they are freed (`ON`).
 fn set_secure_delete(conn: &Connection) -> Result<()> {
     let mode = if incremental_vacuum(conn)? {
         "FAST"
