@@ -189,40 +189,46 @@ pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
         .and_then(|mut s| s.query_row([], |r| r.get(0)))
         .map_err(sql_err)?;
     conn.busy_timeout(Duration::ZERO).map_err(sql_err)?;
-    let deadline = Instant::now() + Duration::from_millis(ms);
     // Each process sleeps a little differently, so waiters do not wake in step.
     let salt = u64::from(std::process::id());
-    let mut tries = 0u64;
-    let began = loop {
-        match Transaction::new_unchecked(conn, TransactionBehavior::Immediate) {
-            Err(e)
-                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                    && Instant::now() < deadline =>
-            {
-                tries += 1;
-                let micros = 100 + (salt * 31 + tries * 7919) % 500;
-                std::thread::sleep(Duration::from_micros(micros));
-            }
-            other => break other,
-        }
-    };
+    let began = retry_busy_with(
+        Duration::from_millis(ms),
+        |tries| Duration::from_micros(100 + (salt * 31 + u64::from(tries) * 7919) % 500),
+        || Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql_err),
+    );
     conn.busy_timeout(Duration::from_millis(ms))
         .map_err(sql_err)?;
-    began.map_err(sql_err)
+    began
 }
 
 /// Runs `f` again while SQLite answers busy, sleeping with a growing
 /// backoff, until `timeout` has passed. For the waits of an open that
 /// SQLite's busy handler does not cover: the init lock, and switching the
 /// journal mode (it takes an exclusive lock and may fail at once).
-fn retry_busy<T>(timeout: Duration, mut f: impl FnMut() -> Result<T>) -> Result<T> {
+fn retry_busy<T>(timeout: Duration, f: impl FnMut() -> Result<T>) -> Result<T> {
+    retry_busy_with(
+        timeout,
+        |tries| {
+            (Duration::from_millis(5) * (1 << (tries - 1).min(5))).min(Duration::from_millis(100))
+        },
+        f,
+    )
+}
+
+/// Runs `f` again while it answers busy, sleeping `pause(tries)` after the
+/// `tries`-th busy answer (1, 2, …), until `timeout` has passed.
+fn retry_busy_with<T>(
+    timeout: Duration,
+    mut pause: impl FnMut(u32) -> Duration,
+    mut f: impl FnMut() -> Result<T>,
+) -> Result<T> {
     let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(5);
+    let mut tries = 0u32;
     loop {
         match f() {
             Err(Error::Busy(_)) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(100));
+                tries = tries.saturating_add(1);
+                std::thread::sleep(pause(tries));
             }
             other => return other,
         }
