@@ -57,6 +57,7 @@
 //! [`Error::InvalidInput`]: memloop_core::Error::InvalidInput
 //! [`Error::class`]: memloop_core::Error::class
 
+pub mod access;
 pub mod checks;
 pub mod dump;
 pub mod expiry;

@@ -249,7 +249,7 @@ impl EmbeddedStore {
         let mut ranked = rank::fuse_candidates(q, &vec_hits, &kw_hits, &spoken);
         let records = if ranked.needs_records_before_cut() {
             let mut records = self.records_by_row(&ranked.rows())?;
-            self.merge_pending_access(&q.scope.tenant, &mut records);
+            self.access.merge_into(&q.scope.tenant, &mut records);
             ranked.add_decay(&records, now);
             ranked.add_time(&records);
             ranked.cut(q.top_k);
@@ -257,7 +257,7 @@ impl EmbeddedStore {
         } else {
             ranked.cut(q.top_k);
             let mut records = self.records_by_row(&ranked.rows())?;
-            self.merge_pending_access(&q.scope.tenant, &mut records);
+            self.access.merge_into(&q.scope.tenant, &mut records);
             records
         };
         let mut out = ranked.into_hits(&records, q, now);
@@ -268,17 +268,6 @@ impl EmbeddedStore {
             Err(e) => Err(e),
         })?;
         Ok(out)
-    }
-
-    /// Adds the retrievals not yet written to the records' access counts,
-    /// so this handle's searches see its own retrievals at once.
-    fn merge_pending_access(&self, tenant: &str, records: &mut HashMap<i64, MemoryRecord>) {
-        for r in records.values_mut() {
-            if let Some((n, at)) = self.access.pending(tenant, &r.id) {
-                r.access_count = r.access_count.saturating_add(n);
-                r.last_accessed_at = Some(r.last_accessed_at.map_or(at, |t| t.max(at)));
-            }
-        }
     }
 
     fn allowed_rows(&self, partition: &str, q: &SearchQuery, now: i64) -> Result<HashSet<i64>> {

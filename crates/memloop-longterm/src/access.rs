@@ -1,0 +1,210 @@
+//! Retrieval counts, kept in memory and written in batches, for any
+//! backend (`LongTermStore::record_access`): a search must not pay for a
+//! write transaction (and its sync) to count its hits. Pending counts are
+//! written by a background thread every few seconds, or at once when too
+//! many are pending (the thread is woken: the search that filled the
+//! batch does not write it inside its own time), on a flush and on stop;
+//! a backend may also carry them in its next write's own transaction
+//! (`take`). A crash loses at most those few seconds of counts:
+//! statistics that feed decay, never memories. The same handle's reads
+//! add what is pending (`merge_into`), so its searches see their counts
+//! at once.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use memloop_core::{MemoryRecord, Result};
+
+/// How often the background thread writes what is pending.
+const WRITE_EVERY: Duration = Duration::from_secs(5);
+/// Past this many pending memories the counts are written at once.
+const MAX_PENDING: usize = 4096;
+
+/// Per (tenant, memory id): retrievals not yet written, and the latest
+/// one's time (ms).
+pub type PendingAccess = HashMap<(String, String), (u64, i64)>;
+
+/// Writes a batch of counts in one transaction: `access_count` + n,
+/// `last_accessed_at` the later of the stored one and the batch's.
+/// Unknown ids are ignored.
+pub type WriteAccess = dyn Fn(&PendingAccess) -> Result<()> + Send + Sync;
+
+/// What the background writer is told.
+enum Wake {
+    /// Too many counts are pending: write them now.
+    Write,
+    /// The store is closing.
+    Stop,
+}
+
+pub struct AccessBatch {
+    pending: Arc<Mutex<PendingAccess>>,
+    write: Arc<WriteAccess>,
+    wake: Mutex<Option<Sender<Wake>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Counts stay consistent after a panic elsewhere: each update is whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AccessBatch {
+    /// Starts the background writer, which writes with `write` (on a
+    /// connection of the backend's choosing: its sync should not hold up
+    /// searches).
+    pub fn start(write: impl Fn(&PendingAccess) -> Result<()> + Send + Sync + 'static) -> Self {
+        let write: Arc<WriteAccess> = Arc::new(write);
+        let pending: Arc<Mutex<PendingAccess>> = Arc::default();
+        let (wake, woken) = channel::<Wake>();
+        let (bg_write, bg_pending) = (write.clone(), pending.clone());
+        let thread = std::thread::Builder::new()
+            .name("memloop-access".into())
+            .spawn(move || loop {
+                match woken.recv_timeout(WRITE_EVERY) {
+                    Err(RecvTimeoutError::Timeout) | Ok(Wake::Write) => {
+                        // A failure (a busy store) keeps the counts: the
+                        // next round, write or flush tries again.
+                        let _ = write_pending(bg_write.as_ref(), &bg_pending);
+                    }
+                    Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                }
+            })
+            .ok();
+        AccessBatch {
+            pending,
+            write,
+            wake: Mutex::new(Some(wake)),
+            thread: Mutex::new(thread),
+        }
+    }
+
+    /// Counts one retrieval of each id at `now`.
+    pub fn record(&self, tenant: &str, ids: &[&str], now: i64) -> Result<()> {
+        let filled = {
+            let mut p = lock(&self.pending);
+            let before = p.len();
+            for id in ids {
+                let e = p
+                    .entry((tenant.to_string(), (*id).to_string()))
+                    .or_insert((0, now));
+                e.0 += 1;
+                e.1 = e.1.max(now);
+            }
+            before < MAX_PENDING && p.len() >= MAX_PENDING
+        };
+        if filled {
+            // Written by the background thread; here only without one.
+            let woke = lock(&self.wake)
+                .as_ref()
+                .is_some_and(|w| w.send(Wake::Write).is_ok());
+            if !woke {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Retrievals of a memory not yet written: (count, latest time).
+    pub fn pending(&self, tenant: &str, id: &str) -> Option<(u64, i64)> {
+        let p = lock(&self.pending);
+        if p.is_empty() {
+            return None;
+        }
+        p.get(&(tenant.to_string(), id.to_string())).copied()
+    }
+
+    /// Adds the retrievals not yet written to the records' counts.
+    pub fn merge_into<'a>(
+        &self,
+        tenant: &str,
+        records: impl IntoIterator<Item = &'a mut MemoryRecord>,
+    ) {
+        let p = lock(&self.pending);
+        if p.is_empty() {
+            return;
+        }
+        for r in records {
+            if let Some(&(n, at)) = p.get(&(tenant.to_string(), r.id.clone())) {
+                r.access_count = r.access_count.saturating_add(n);
+                r.last_accessed_at = Some(r.last_accessed_at.map_or(at, |t| t.max(at)));
+            }
+        }
+    }
+
+    /// Takes what is pending, for a write to carry in its own transaction
+    /// (if that transaction then fails, those counts are lost with it).
+    pub fn take(&self) -> PendingAccess {
+        std::mem::take(&mut *lock(&self.pending))
+    }
+
+    /// Writes what is pending now.
+    pub fn flush(&self) -> Result<()> {
+        write_pending(self.write.as_ref(), &self.pending)
+    }
+
+    /// Writes what is pending and stops the background thread.
+    pub fn stop(&self) {
+        let _ = self.flush();
+        if let Some(wake) = lock(&self.wake).take() {
+            let _ = wake.send(Wake::Stop);
+        }
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Takes the pending counts and writes them; if the write fails they go
+/// back (added to what came meanwhile), for the next try.
+fn write_pending(write: &WriteAccess, pending: &Mutex<PendingAccess>) -> Result<()> {
+    let batch = std::mem::take(&mut *lock(pending));
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let result = write(&batch);
+    if result.is_err() {
+        let mut p = lock(pending);
+        for (key, (n, at)) in batch {
+            let e = p.entry(key).or_insert((0, at));
+            e.0 += n;
+            e.1 = e.1.max(at);
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failed write keeps its counts, added to those recorded since.
+    #[test]
+    fn a_failed_write_puts_its_counts_back() {
+        let fail = Arc::new(Mutex::new(true));
+        let written: Arc<Mutex<Vec<PendingAccess>>> = Arc::default();
+        let (f, w) = (fail.clone(), written.clone());
+        let batch = AccessBatch::start(move |b| {
+            if *lock(&f) {
+                return Err(memloop_core::Error::Internal("store busy".into()));
+            }
+            lock(&w).push(b.clone());
+            Ok(())
+        });
+        batch.record("t", &["a", "b"], 10).unwrap();
+        assert!(batch.flush().is_err());
+        batch.record("t", &["a"], 20).unwrap();
+        assert_eq!(batch.pending("t", "a"), Some((2, 20)));
+        *lock(&fail) = false;
+        batch.flush().unwrap();
+        assert_eq!(batch.pending("t", "a"), None);
+        let got = lock(&written).clone();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0][&("t".to_string(), "a".to_string())], (2, 20));
+        assert_eq!(got[0][&("t".to_string(), "b".to_string())], (1, 10));
+        batch.stop();
+    }
+}
