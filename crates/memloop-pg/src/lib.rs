@@ -33,6 +33,7 @@
 //!   A broken connection is dropped and the transaction, which the server
 //!   rolled back, is retried on a new one for up to `retry_timeout_ms`.
 
+mod access;
 mod dump;
 mod error;
 mod keyword_cache;
@@ -52,6 +53,7 @@ use std::time::{Duration, Instant};
 use memloop_core::text::Analyzer;
 use memloop_core::time::Clock;
 use memloop_core::{EmbedderInfo, Error, ErrorClass, Result};
+use memloop_longterm::access::AccessBatch;
 use memloop_longterm::LongTermStore;
 
 pub use error::redact_url;
@@ -145,7 +147,7 @@ pub(crate) enum Tenancy<'a> {
 }
 
 pub struct PgStore {
-    pool: Pool,
+    pool: Arc<Pool>,
     location: String,
     embedder: EmbedderInfo,
     options: PgOptions,
@@ -154,6 +156,15 @@ pub struct PgStore {
     /// Set once the schema was checked on a live connection.
     ready: Mutex<bool>,
     keywords: keyword_cache::KeywordCache,
+    /// Retrieval counts waiting to be written (`access.rs`).
+    access: AccessBatch,
+}
+
+impl Drop for PgStore {
+    /// Writes the retrieval counts still pending.
+    fn drop(&mut self) {
+        self.access.stop();
+    }
 }
 
 /// Opens the PostgreSQL store at `url` behind the seam. Refuses a store
@@ -201,8 +212,10 @@ impl PgStore {
         }
         let wait = Duration::from_millis(options.retry_timeout_ms.max(1));
         let keywords = keyword_cache::KeywordCache::new(options.keyword_cache_docs);
+        let pool = Arc::new(Pool::new(config, location.clone(), options.pool_size, wait));
         let store = PgStore {
-            pool: Pool::new(config, location.clone(), options.pool_size, wait),
+            access: access::start(pool.clone()),
+            pool,
             location,
             embedder,
             options,

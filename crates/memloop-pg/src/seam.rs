@@ -61,6 +61,10 @@ impl LongTermStore for PgStore {
         PgStore::touch(self, tenant, ids)
     }
 
+    fn record_access(&self, tenant: &str, ids: &[&str]) -> Result<()> {
+        self.access.record(tenant, ids, self.now())
+    }
+
     fn expire(&self) -> Result<ExpireReport> {
         PgStore::expire(self)
     }
@@ -107,7 +111,7 @@ impl LongTermStore for PgStore {
 
     /// Nothing to save: the database holds every index.
     fn flush(&self) -> Result<()> {
-        Ok(())
+        self.access.flush()
     }
 
     fn compact(&self) -> Result<usize> {

@@ -278,14 +278,18 @@ impl PgStore {
             let mut ranked = rank::fuse_candidates(q, &pairs(&vec_hits), &pairs(&kw_hits), &spoken);
             let records = if ranked.needs_records_before_cut() {
                 // Decay needs every candidate's record before the cut.
-                let records = records_by_rid(tx, &ranked.rows())?;
+                let mut records = records_by_rid(tx, &ranked.rows())?;
+                // This handle's retrievals not yet written count too.
+                self.access.merge_into(tenant, records.values_mut());
                 ranked.add_decay(&records, now);
                 ranked.add_time(&records);
                 ranked.cut(q.top_k);
                 records
             } else {
                 ranked.cut(q.top_k);
-                records_by_rid(tx, &ranked.rows())?
+                let mut records = records_by_rid(tx, &ranked.rows())?;
+                self.access.merge_into(tenant, records.values_mut());
+                records
             };
             let mut out = ranked.into_hits(&records, q, now);
             rank::finish(&mut out, q.top_k, now, |id| match get_in(tx, tenant, id) {

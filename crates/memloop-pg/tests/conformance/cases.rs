@@ -762,6 +762,34 @@ pub fn another_handle_sees_writes_at_once(b: &dyn Backend) {
     assert!(two.get("default", &id).unwrap().valid_until.is_some());
 }
 
+/// Retrievals are counted in memory and written in batches: a search
+/// never waits for a write to count its hits. The handle that counted
+/// sees its counts at once; another sees them once a flush (or the
+/// counting handle's drop) writes them.
+pub fn retrievals_are_batched_and_seen_at_once(b: &dyn Backend) {
+    let counting = b.handle();
+    let other = b.handle();
+    let a = alice();
+    let id = text(counting.as_ref(), &a, "keeps bees on the roof");
+    for _ in 0..3 {
+        counting.record_access("default", &[id.as_str()]).unwrap();
+    }
+    assert_eq!(other.get("default", &id).unwrap().access_count, 0);
+    let q = SearchQuery::new(a.clone(), "keeps bees on the roof");
+    let hits = counting.search(&q, &vector(&q.text)).unwrap();
+    assert_eq!(hits[0].record.id, id);
+    assert_eq!(hits[0].record.access_count, 3);
+    counting.flush().unwrap();
+    let stored = other.get("default", &id).unwrap();
+    assert_eq!(stored.access_count, 3);
+    assert!(stored.last_accessed_at.is_some());
+    // Another tenant's count of the same id changes nothing here.
+    counting.record_access("globex", &[id.as_str()]).unwrap();
+    counting.record_access("default", &[id.as_str()]).unwrap();
+    drop(counting);
+    assert_eq!(other.get("default", &id).unwrap().access_count, 4);
+}
+
 pub fn outbox_round_trip(b: &dyn Backend) {
     let s = b.handle();
     let a = Scope::user("alice").with_tenant("acme");

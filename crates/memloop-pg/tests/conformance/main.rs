@@ -47,6 +47,7 @@ conformance!(
     concurrent_writers_lose_nothing,
     as_of_reads_the_past,
     another_handle_sees_writes_at_once,
+    retrievals_are_batched_and_seen_at_once,
     outbox_round_trip,
     stats_and_entities,
     sessions_on_a_time_axis,
