@@ -109,7 +109,8 @@ impl LongTermStore for PgStore {
         PgStore::stats(self)
     }
 
-    /// Nothing to save: the database holds every index.
+    /// Writes the retrieval counts waiting in memory; there is no index
+    /// to save (the database holds every one).
     fn flush(&self) -> Result<()> {
         self.access.flush()
     }
