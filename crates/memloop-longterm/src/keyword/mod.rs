@@ -4,8 +4,9 @@
 //! user's words never weigh on another's ranking, and a query reads only
 //! this partition's postings.
 
+mod maxscore;
+
 use foldhash::HashMap as FastMap;
-use std::cell::RefCell;
 
 const K1: f32 = 1.2;
 /// The least a matching term adds to a score: a touched cell is told from
@@ -17,12 +18,17 @@ const B: f32 = 0.75;
 /// Postings hold dense document slots (u32), not rows, so a query adds
 /// scores into a plain array instead of a hash map.
 ///
+/// A new document always takes the next slot, so every posting list is in
+/// slot order: what lets a search walk the lists side by side and skip
+/// ahead in one (`maxscore.rs`).
+///
 /// Removal leaves the document's postings in place and marks its slot
 /// dead: cutting each posting list at once made removing many documents
 /// (gc deleting expired memories) quadratic in a large partition. Search
 /// skips dead slots and counts each term's live documents exactly, so
 /// scores are as if the postings were gone; once dead postings outnumber
-/// live ones, one pass over the lists drops them and frees their slots.
+/// live ones, one pass over the lists drops them and numbers the live
+/// slots again, in their order.
 #[derive(Default)]
 pub struct KeywordIndex {
     /// foldhash, not the standard hasher (SipHash): a term is looked up
@@ -41,15 +47,11 @@ pub struct KeywordIndex {
     /// Row of each slot (None: free or dead).
     slot_rows: Vec<Option<i64>>,
     /// Per slot: its distinct terms with their weighted frequencies, sorted
-    /// by term id (for removal, and for the look-ups of a pruned search).
+    /// by term id (for removal and export).
     slot_terms: Vec<Vec<(u32, f32)>>,
     /// Per slot: its weighted length. Apart from `slot_terms` so that the
     /// scoring loop reads 4 bytes per posting, not a 32-byte record.
     slot_len: Vec<f32>,
-    /// Slots whose postings are gone: free for new documents.
-    free_slots: Vec<u32>,
-    /// Slots removed whose postings remain (freed by `compact`).
-    dead_slots: Vec<u32>,
     dead_postings: usize,
     live_postings: usize,
     /// Per slot: the lower-cased words of who said it (episodes), for the speaker match.
@@ -76,39 +78,10 @@ pub type RestoredDoc = (i64, Vec<(u32, f32)>, f32, Vec<String>);
 
 /// A query term as scored: its id, `idf × (k1 + 1)`, and the most it can
 /// add to one document's score.
-struct QueryTerm {
+pub(crate) struct QueryTerm {
     id: u32,
     weight: f32,
     bound: f32,
-}
-
-/// Per-thread score accumulator, reused across searches: a fresh array per
-/// query would zero 4 MB at a million memories. Every touched cell is
-/// zeroed again before the search returns.
-#[derive(Default)]
-struct Scratch {
-    scores: Vec<f32>,
-    touched: Vec<u32>,
-}
-
-/// Zeroes the touched cells when dropped, so a search that unwinds (a
-/// panicking `allow`) leaves no score behind for the thread's next one.
-struct Cleared<'a>(&'a mut Scratch);
-
-impl Drop for Cleared<'_> {
-    fn drop(&mut self) {
-        let Scratch { scores, touched } = &mut *self.0;
-        for &slot in touched.iter() {
-            if let Some(cell) = scores.get_mut(slot as usize) {
-                *cell = 0.0;
-            }
-        }
-        touched.clear();
-    }
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 impl KeywordIndex {
@@ -198,16 +171,11 @@ impl KeywordIndex {
 
     /// Puts a document (not indexed now) in a slot.
     fn place(&mut self, row: i64, counts: Vec<(u32, f32)>, len: f32, speaker: Option<&str>) {
-        let slot = match self.free_slots.pop() {
-            Some(s) => s,
-            None => {
-                self.slot_rows.push(None);
-                self.slot_terms.push(Vec::new());
-                self.slot_len.push(0.0);
-                self.slot_speakers.push(Vec::new());
-                (self.slot_rows.len() - 1) as u32
-            }
-        };
+        let slot = self.slot_rows.len() as u32;
+        self.slot_rows.push(None);
+        self.slot_terms.push(Vec::new());
+        self.slot_len.push(0.0);
+        self.slot_speakers.push(Vec::new());
         for &(id, tf) in &counts {
             self.postings[id as usize].push((slot, tf));
             widen(&mut self.term_bounds[id as usize], tf, len);
@@ -246,26 +214,46 @@ impl KeywordIndex {
         self.total_len = (self.total_len - f64::from(len)).max(0.0);
         self.slot_rows[slot as usize] = None;
         self.slot_speakers[slot as usize].clear();
-        self.dead_slots.push(slot);
         if self.dead_postings > self.live_postings.max(1024) {
             self.compact();
         }
     }
 
-    /// Drops the postings of dead slots, frees the slots and recomputes
-    /// each term's bounds from what is left: one pass over every list, paid
-    /// for by the removals since the last one.
+    /// Drops the postings of dead slots, numbers the live slots again in
+    /// their order (so the lists stay in slot order) and recomputes each
+    /// term's bounds from what is left: one pass over every list, paid for
+    /// by the removals since the last one.
     fn compact(&mut self) {
-        let (rows, lens) = (&self.slot_rows, &self.slot_len);
+        let mut renumbered = vec![u32::MAX; self.slot_rows.len()];
+        let mut live = 0usize;
+        for (old, new) in renumbered.iter_mut().enumerate() {
+            let Some(row) = self.slot_rows[old] else {
+                continue;
+            };
+            *new = live as u32;
+            self.slot_rows[live] = Some(row);
+            self.slot_terms.swap(live, old);
+            self.slot_len[live] = self.slot_len[old];
+            self.slot_speakers.swap(live, old);
+            self.slots.insert(row, live as u32);
+            live += 1;
+        }
+        self.slot_rows.truncate(live);
+        self.slot_terms.truncate(live);
+        self.slot_len.truncate(live);
+        self.slot_speakers.truncate(live);
+        let lens = &self.slot_len;
         for (list, bound) in self.postings.iter_mut().zip(&mut self.term_bounds) {
-            list.retain(|(s, _)| rows[*s as usize].is_some());
+            list.retain_mut(|(s, _)| {
+                *s = renumbered[*s as usize];
+                *s != u32::MAX
+            });
             *bound = (0.0, f32::INFINITY);
             for &(s, tf) in list.iter() {
                 widen(bound, tf, lens[s as usize]);
             }
         }
         self.dead_per_term.iter_mut().for_each(|d| *d = 0);
-        self.free_slots.append(&mut self.dead_slots);
         self.dead_postings = 0;
     }
 
@@ -353,13 +341,8 @@ impl KeywordIndex {
     /// The `limit` best rows for the query terms by BM25, best first.
     /// `allow` restricts the candidates (filters, agent or session narrowing).
     ///
-    /// Term at a time with MaxScore pruning: terms are taken most valuable
-    /// first, and once the `limit`-th best score so far exceeds what the
-    /// terms not yet read could add together, no document they alone hold
-    /// can enter the result. Their postings are then not walked; the
-    /// documents still in the running look those terms up in their own
-    /// term lists instead, and drop out as soon as they cannot reach the
-    /// cut. The result is the exhaustive one, ties included.
+    /// Document at a time with MaxScore pruning (`maxscore.rs`); the
+    /// result is the exhaustive one, ties included.
     pub fn search(
         &self,
         terms: &[String],
@@ -376,7 +359,7 @@ impl KeywordIndex {
         let mut unique: Vec<&String> = terms.iter().collect();
         unique.sort();
         unique.dedup();
-        let mut query: Vec<QueryTerm> = unique
+        let query: Vec<QueryTerm> = unique
             .into_iter()
             .filter_map(|term| {
                 let id = *self.term_ids.get(term)?;
@@ -400,116 +383,7 @@ impl KeywordIndex {
         if query.is_empty() {
             return Vec::new();
         }
-        query.sort_by(|x, y| y.bound.total_cmp(&x.bound));
-        // rest[i]: the most the terms from the i-th on can add together.
-        let mut rest = vec![0.0f32; query.len() + 1];
-        for i in (0..query.len()).rev() {
-            rest[i] = rest[i + 1] + query[i].bound;
-        }
-        let run = |scratch: &mut Scratch| {
-            let cleared = Cleared(scratch);
-            self.score(&query, &rest, (a, b), limit, allow, cleared.0)
-        };
-        SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => run(&mut scratch),
-            Err(_) => run(&mut Scratch::default()),
-        })
-    }
-
-    /// The scoring behind `search`, accumulating into `scratch`.
-    fn score(
-        &self,
-        query: &[QueryTerm],
-        rest: &[f32],
-        (a, b): (f32, f32),
-        limit: usize,
-        allow: Option<&dyn Fn(i64) -> bool>,
-        scratch: &mut Scratch,
-    ) -> Vec<(i64, f32)> {
-        if scratch.scores.len() < self.slot_rows.len() {
-            scratch.scores.resize(self.slot_rows.len(), 0.0);
-        }
-        let Scratch { scores, touched } = scratch;
-        // Touched slots are live (dead ones are skipped), so without
-        // `allow` every one is admitted. With it, a slot is asked only when
-        // its score could place it (`kth_best`, the final cut): `allow` is
-        // typically a hash look-up (expired rows, a narrowed search), and
-        // asking each of 100,000 touched documents cost more than scoring.
-        let admit = |slot: u32| {
-            self.slot_rows[slot as usize].is_some_and(|row| allow.is_none_or(|f| f(row)))
-        };
-        let allowed: Option<&dyn Fn(u32) -> bool> = allow.map(|_| &admit as &dyn Fn(u32) -> bool);
-        // Phase 1: walk whole posting lists while a document seen in none
-        // of them so far could still make the cut.
-        let mut walked = query.len();
-        let mut cut = 0.0f32;
-        for (i, term) in query.iter().enumerate() {
-            // The cut can pass `rest[i]` only once the terms read could.
-            if i > 0 && rest[0] - rest[i] > rest[i] {
-                if let Some(c) = kth_best(touched, scores, limit, allowed) {
-                    if c > rest[i] {
-                        (walked, cut) = (i, c);
-                        break;
-                    }
-                }
-            }
-            let list = &self.postings[term.id as usize];
-            let dead = self.dead_per_term[term.id as usize] > 0;
-            for &(slot, tf) in list {
-                if dead && self.slot_rows[slot as usize].is_none() {
-                    continue;
-                }
-                let len = self.slot_len[slot as usize];
-                let cell = &mut scores[slot as usize];
-                if *cell == 0.0 {
-                    touched.push(slot);
-                }
-                *cell += term_score(term.weight, tf, len, (a, b));
-            }
-        }
-        // Phase 2: the documents that can still reach the cut take the
-        // remaining terms: by looking each up in their own term list while
-        // they are few beside the term's postings (a look-up is a cache
-        // miss, a posting a sequential read), else by walking the postings
-        // for the cells already touched.
-        let mut running: Vec<u32> = if walked < query.len() {
-            touched
-                .iter()
-                .copied()
-                .filter(|&s| scores[s as usize] + rest[walked] >= cut)
-                .collect()
-        } else {
-            touched.clone()
-        };
-        for (j, term) in query.iter().enumerate().skip(walked) {
-            let list = &self.postings[term.id as usize];
-            if running.len() * LOOKUP_COST < list.len() {
-                for &slot in &running {
-                    let own = &self.slot_terms[slot as usize];
-                    if let Ok(k) = own.binary_search_by_key(&term.id, |t| t.0) {
-                        let (tf, len) = (own[k].1, self.slot_len[slot as usize]);
-                        scores[slot as usize] += term_score(term.weight, tf, len, (a, b));
-                    }
-                }
-            } else {
-                for &(slot, tf) in list {
-                    let cell = &mut scores[slot as usize];
-                    // Untouched cells (and dead slots, never touched) cannot make the cut.
-                    if *cell != 0.0 {
-                        *cell += term_score(term.weight, tf, self.slot_len[slot as usize], (a, b));
-                    }
-                }
-            }
-            running.retain(|&slot| scores[slot as usize] + rest[j + 1] >= cut);
-        }
-        // Rows only for the documents at or above the limit-th score.
-        let floor = kth_best(&running, scores, limit, allowed).unwrap_or(f32::MIN);
-        let hits: Vec<(i64, f32)> = running
-            .into_iter()
-            .filter(|&s| scores[s as usize] >= floor && allowed.is_none_or(|f| f(s)))
-            .filter_map(|s| self.slot_rows[s as usize].map(|row| (row, scores[s as usize])))
-            .collect();
-        top_k(hits, limit)
+        maxscore::search(self, query, (a, b), limit, allow)
     }
 }
 
@@ -525,43 +399,6 @@ fn term_score(weight: f32, tf: f32, len: f32, (a, b): (f32, f32)) -> f32 {
 /// more document.
 fn widen(bound: &mut (f32, f32), tf: f32, len: f32) {
     *bound = (bound.0.max(tf), bound.1.min(len));
-}
-
-/// How many postings one look-up in a document's own term list costs
-/// about as much as (a random read against sequential ones).
-const LOOKUP_COST: usize = 16;
-
-/// The `k`-th best score among the admitted `slots` (all of them when
-/// `admit` is None), or None when fewer than `k` are admitted. Asks `admit`
-/// about the best slots first: the best `k`, then 16 times as many, and
-/// only then every slot, since a filter usually admits most of them.
-fn kth_best(
-    slots: &[u32],
-    scores: &[f32],
-    k: usize,
-    admit: Option<&dyn Fn(u32) -> bool>,
-) -> Option<f32> {
-    if k == 0 || slots.len() < k {
-        return None;
-    }
-    let desc = |x: &(f32, u32), y: &(f32, u32)| y.0.total_cmp(&x.0);
-    let mut s: Vec<(f32, u32)> = slots.iter().map(|&x| (scores[x as usize], x)).collect();
-    let Some(admit) = admit else {
-        return Some(s.select_nth_unstable_by(k - 1, desc).1 .0);
-    };
-    for best in [k, k * 16] {
-        if best >= s.len() {
-            break;
-        }
-        s.select_nth_unstable_by(best - 1, desc);
-        let mut admitted: Vec<(f32, u32)> =
-            s[..best].iter().copied().filter(|x| admit(x.1)).collect();
-        if admitted.len() >= k {
-            return Some(admitted.select_nth_unstable_by(k - 1, desc).1 .0);
-        }
-    }
-    s.retain(|x| admit(x.1));
-    (s.len() >= k).then(|| s.select_nth_unstable_by(k - 1, desc).1 .0)
 }
 
 /// Sorts by score descending (ties by row, for determinism) and keeps `k`.
@@ -708,10 +545,12 @@ mod tests {
     }
 
     /// Pruning must never change the result: skewed and flat vocabularies,
-    /// context weights, removals, repeated query terms, small limits and
-    /// rows refused by `allow`.
+    /// context weights, removals (before and after a compaction numbers
+    /// the slots again), documents added and replaced after it, repeated
+    /// query terms, small limits and rows refused by `allow`.
     #[test]
     fn pruned_search_matches_exhaustive_bm25() {
+        type Docs = Vec<(i64, Vec<(String, f32)>)>;
         let vocab: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
         let mut seed = 7u64;
         let mut next = move |m: usize| {
@@ -721,46 +560,73 @@ mod tests {
             ((seed >> 33) as usize) % m
         };
         let mut idx = KeywordIndex::default();
-        let mut docs: Vec<(i64, Vec<(String, f32)>)> = Vec::new();
-        for row in 0..1500i64 {
+        let mut docs: Docs = Vec::new();
+        let add = |row: i64,
+                   idx: &mut KeywordIndex,
+                   docs: &mut Docs,
+                   r: &mut dyn FnMut(usize) -> usize| {
             // Skewed: low word ids are common, high ones rare.
-            let pick = |r: usize| vocab[(r * r) / 40].clone();
-            let own: Vec<String> = (0..1 + next(6)).map(|_| pick(next(40))).collect();
-            let ctx: Vec<String> = (0..next(4)).map(|_| pick(next(40))).collect();
+            let pick = |x: usize| vocab[(x * x) / 40].clone();
+            let own: Vec<String> = (0..1 + r(6)).map(|_| pick(r(40))).collect();
+            let ctx: Vec<String> = (0..r(4)).map(|_| pick(r(40))).collect();
             idx.insert(row, &own, &ctx, 0.5);
             let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
             terms.extend(ctx.iter().map(|t| (t.clone(), 0.5)));
+            docs.retain(|d| d.0 != row);
             docs.push((row, terms));
+        };
+        for row in 0..1500i64 {
+            add(row, &mut idx, &mut docs, &mut next);
         }
         for row in (0..1500).filter(|r| r % 4 == 1) {
             idx.remove(row);
         }
         docs.retain(|d| d.0 % 4 != 1);
-        for _ in 0..150 {
-            let q: Vec<String> = (0..1 + next(7)).map(|_| vocab[next(40)].clone()).collect();
-            // Every third row refused, as expired rows or a narrowed search are.
-            let some = |row: i64| row % 3 != 0;
-            for (k, allow) in [
-                (1, None),
-                (5, None),
-                (30, None),
-                (5, Some(&some)),
-                (30, Some(&some)),
-            ] {
-                let allow: Option<&dyn Fn(i64) -> bool> = allow.map(|f| f as &dyn Fn(i64) -> bool);
-                let got = idx.search(&q, k, allow);
-                let want = exhaustive(&docs, &q, k, &|r| allow.is_none_or(|f| f(r)));
-                assert_eq!(got.len(), want.len(), "{q:?} k={k}");
-                for (g, w) in got.iter().zip(&want) {
-                    assert!((g.1 - w.1).abs() < 1e-3, "{q:?} k={k}: {got:?} vs {want:?}");
-                }
-                // Same rows, up to the order of (near-)equal scores.
-                let kth = want.last().map_or(0.0, |w| w.1);
-                for g in &got {
-                    assert!(g.1 >= kth - 1e-3 && docs.iter().any(|d| d.0 == g.0));
+        let check = |idx: &KeywordIndex, docs: &Docs, r: &mut dyn FnMut(usize) -> usize| {
+            for _ in 0..150 {
+                let q: Vec<String> = (0..1 + r(7)).map(|_| vocab[r(40)].clone()).collect();
+                // Every third row refused, as expired rows or a narrowed search are.
+                let some = |row: i64| row % 3 != 0;
+                for (k, allow) in [
+                    (1, None),
+                    (5, None),
+                    (30, None),
+                    (5, Some(&some)),
+                    (30, Some(&some)),
+                ] {
+                    let allow: Option<&dyn Fn(i64) -> bool> =
+                        allow.map(|f| f as &dyn Fn(i64) -> bool);
+                    let got = idx.search(&q, k, allow);
+                    let want = exhaustive(docs, &q, k, &|r| allow.is_none_or(|f| f(r)));
+                    assert_eq!(got.len(), want.len(), "{q:?} k={k}");
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g.1 - w.1).abs() < 1e-3, "{q:?} k={k}: {got:?} vs {want:?}");
+                    }
+                    // Same rows, up to the order of (near-)equal scores.
+                    let kth = want.last().map_or(0.0, |w| w.1);
+                    for g in got {
+                        assert!(g.1 >= kth - 1e-3 && docs.iter().any(|d| d.0 == g.0));
+                    }
                 }
             }
+        };
+        check(&idx, &docs, &mut next);
+        // Most of the rest removed (dead postings outnumber live ones: a
+        // compaction), then rows added and some replaced after it.
+        let slots_before = idx.slot_rows.len();
+        for row in (0..1500).filter(|r| r % 4 != 0) {
+            idx.remove(row);
         }
+        docs.retain(|d| d.0 % 4 == 0);
+        assert!(idx.slot_rows.len() < slots_before, "a compaction ran");
+        for row in (1500..1900).chain((0..400).step_by(8)) {
+            add(row, &mut idx, &mut docs, &mut next);
+        }
+        assert!(idx
+            .postings
+            .iter()
+            .all(|l| l.windows(2).all(|w| w[0].0 < w[1].0)));
+        check(&idx, &docs, &mut next);
     }
 
     #[test]
