@@ -36,7 +36,6 @@ fn default_act() -> String {
 struct Linear {
     weight: Laid,
     bias: Vec<f32>,
-    outputs: usize,
 }
 
 struct LayerNorm {
@@ -129,7 +128,6 @@ impl Weights<'_> {
         Ok(Linear {
             weight: Laid::new(self.gemm, weight_t, inputs, outputs),
             bias,
-            outputs,
         })
     }
 }
@@ -435,10 +433,7 @@ impl Scratch {
 
 /// out[rows × outputs] = x[rows × inputs] · W + b
 fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32], threads: usize) -> Result<()> {
-    for r in 0..rows {
-        out[r * l.outputs..(r + 1) * l.outputs].copy_from_slice(&l.bias);
-    }
-    if l.weight.product(x, rows, out, threads) {
+    if l.weight.product_with_bias(x, rows, &l.bias, out, threads) {
         Ok(())
     } else {
         Err(shape_error())

@@ -34,7 +34,7 @@ pub struct Line([u16; KPER]);
 /// for each block of 32 along k, one tile (16 lines) in the layout b above.
 pub struct Tiles {
     k: usize,
-    n: usize,
+    pub n: usize,
     lines: Vec<Line>,
 }
 
@@ -117,11 +117,20 @@ fn request_permission() -> bool {
     false
 }
 
-/// c[m × n] += a[m × k] · t, with a row-major at stride k and c at stride n,
-/// the column pairs shared among `threads`. False (doing nothing) when the
-/// slices do not fit or AMX is unavailable.
-pub fn product(a: &[f32], m: usize, t: &Tiles, c: &mut [f32], threads: usize) -> bool {
-    if a.len() < m * t.k || c.len() < m * t.n || !available() {
+/// c[m × n] += a[m × k] · t, or with a `bias` (n values) c = a · t + bias,
+/// with a row-major at stride k and c at stride n, the column pairs shared
+/// among `threads`. False (doing nothing) when the slices do not fit or AMX
+/// is unavailable.
+pub fn product(
+    a: &[f32],
+    m: usize,
+    t: &Tiles,
+    bias: Option<&[f32]>,
+    c: &mut [f32],
+    threads: usize,
+) -> bool {
+    if a.len() < m * t.k || c.len() < m * t.n || bias.is_some_and(|b| b.len() < t.n) || !available()
+    {
         return false;
     }
     if m == 0 {
@@ -138,10 +147,11 @@ pub fn product(a: &[f32], m: usize, t: &Tiles, c: &mut [f32], threads: usize) ->
         // SAFETY: `available()` held above (AMX granted); `a16` holds k/32
         // tiles for each block of 16 of m rows rounded up to 32
         // (`to_tiles`); `pairs` lies within t's n/32 pairs and `part` is m
-        // rows of `ldc` ≥ 32·pairs.len() columns (`split_columns`).
+        // rows of `ldc` ≥ 32·pairs.len() columns (`split_columns`); a bias
+        // holds t.n values (checked above).
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            kernel(&a16, m, t, pairs, part, ldc)
+            kernel(&a16, m, t, bias, pairs, part, ldc)
         }
     });
     if a16.capacity() * std::mem::size_of::<Line>() <= KEEP_BYTES {
@@ -273,7 +283,10 @@ fn prefetch_tile(p: *const Line) {
 }
 
 /// Column pairs `pairs` of t over all m rows into c (whose column 0 is pair
-/// `pairs.start`). Tiles 0–3 accumulate, 4–5 hold a, 6–7 hold b.
+/// `pairs.start`). Tiles 0–3 accumulate, 4–5 hold a, 6–7 hold b. With a
+/// bias, the first chunk along k starts the accumulators from it instead
+/// of from c: a tile load with a row stride of 0 reads the same 16 bias
+/// values into every row.
 ///
 /// The loops run k in chunks of K_CHUNK blocks; within a chunk, each block
 /// of 32 rows of a (in L1) meets every column pair of b (in L2), c's tiles
@@ -282,10 +295,18 @@ fn prefetch_tile(p: *const Line) {
 /// # Safety
 /// AMX must be granted (`available()`). `a` must be `to_tiles` of m rows
 /// and t.k columns; `pairs` must lie within `0..t.n / 32`; c must hold
-/// `(m - 1) · ldc + 32 · pairs.len()` values with `ldc ≥ 32 · pairs.len()`.
-/// The tile loads and stores use raw pointers.
+/// `(m - 1) · ldc + 32 · pairs.len()` values with `ldc ≥ 32 · pairs.len()`;
+/// a bias must hold t.n values. The tile loads and stores use raw pointers.
 #[cfg(target_arch = "x86_64")]
-unsafe fn kernel(a: &[Line], m: usize, t: &Tiles, pairs: Range<usize>, c: &mut [f32], ldc: usize) {
+unsafe fn kernel(
+    a: &[Line],
+    m: usize,
+    t: &Tiles,
+    bias: Option<&[f32]>,
+    pairs: Range<usize>,
+    c: &mut [f32],
+    ldc: usize,
+) {
     use std::arch::asm;
     // SAFETY (for each asm block below): the caller's contract bounds every
     // address: a tiles for rows r0..r0 + 32 exist (padding), b tiles lie
@@ -322,14 +343,29 @@ unsafe fn kernel(a: &[Line], m: usize, t: &Tiles, pairs: Range<usize>, c: &mut [
                 // Rows r0 + 16.. (used only when the block has them).
                 let c2 = c0.wrapping_add(ROWS * ldc);
                 let c3 = c2.wrapping_add(COLS);
+                // Where the accumulators start from: c, or the bias of
+                // these 32 columns for every row (stride 0).
+                let (s0, s1, s2, s3, ss) = match bias {
+                    Some(bias) if k0 == 0 => {
+                        let b = bias.as_ptr().add(PAIR * p);
+                        (b, b.add(COLS), b, b.add(COLS), 0usize)
+                    }
+                    _ => (
+                        c0.cast_const(),
+                        c1.cast_const(),
+                        c2.cast_const(),
+                        c3.cast_const(),
+                        cs,
+                    ),
+                };
                 if rows > ROWS {
                     asm!(
-                        "tileloadd tmm0, [{c0} + {cs}*1]",
-                        "tileloadd tmm1, [{c1} + {cs}*1]",
-                        "tileloadd tmm2, [{c2} + {cs}*1]",
-                        "tileloadd tmm3, [{c3} + {cs}*1]",
-                        c0 = in(reg) c0, c1 = in(reg) c1, c2 = in(reg) c2, c3 = in(reg) c3,
-                        cs = in(reg) cs,
+                        "tileloadd tmm0, [{s0} + {ss}*1]",
+                        "tileloadd tmm1, [{s1} + {ss}*1]",
+                        "tileloadd tmm2, [{s2} + {ss}*1]",
+                        "tileloadd tmm3, [{s3} + {ss}*1]",
+                        s0 = in(reg) s0, s1 = in(reg) s1, s2 = in(reg) s2, s3 = in(reg) s3,
+                        ss = in(reg) ss,
                         options(nostack, readonly),
                     );
                     for kb in 0..k1 - k0 {
@@ -360,9 +396,9 @@ unsafe fn kernel(a: &[Line], m: usize, t: &Tiles, pairs: Range<usize>, c: &mut [
                 } else {
                     // At most 16 rows left (a query): half the tiles, half the work.
                     asm!(
-                        "tileloadd tmm0, [{c0} + {cs}*1]",
-                        "tileloadd tmm1, [{c1} + {cs}*1]",
-                        c0 = in(reg) c0, c1 = in(reg) c1, cs = in(reg) cs,
+                        "tileloadd tmm0, [{s0} + {ss}*1]",
+                        "tileloadd tmm1, [{s1} + {ss}*1]",
+                        s0 = in(reg) s0, s1 = in(reg) s1, ss = in(reg) ss,
                         options(nostack, readonly),
                     );
                     for kb in 0..k1 - k0 {

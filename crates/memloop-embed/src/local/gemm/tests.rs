@@ -50,6 +50,25 @@ fn check(path: GemmPath, m: usize, k: usize, round_a: Round, round_w: Round) {
         );
         assert_eq!(g1, g2, "{path:?}, m = {m}, k = {k}: threads disagree");
     }
+    // A dense layer: c = a · W + bias, whatever c held before.
+    let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.1 - 2.0).collect();
+    let mut want_b = vec![0.0f32; m * n];
+    assert!(sgemm(1.0, av, bv, 0.0, &mut want_b, n));
+    for row in want_b.chunks_exact_mut(n) {
+        row.iter_mut().zip(&bias).for_each(|(v, b)| *v += b);
+    }
+    for threads in [1, 2] {
+        let mut got = vec![f32::NAN; m * n];
+        assert!(weights.product_with_bias(&a, m, &bias, &mut got, threads));
+        for (g, w) in got.iter().zip(&want_b) {
+            assert!(
+                (g - w).abs() < 1e-3 * (k as f32 / 64.0),
+                "{path:?} with a bias, m = {m}, k = {k}, {threads} threads: {g} vs {w}"
+            );
+        }
+    }
+    // A bias of the wrong width is refused.
+    assert!(!weights.product_with_bias(&a, m, &bias[1..], &mut got1, 1));
 }
 
 #[test]
