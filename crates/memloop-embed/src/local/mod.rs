@@ -21,11 +21,13 @@ pub const DIMENSIONS: usize = 384;
 pub const MODEL_DIR_NAME: &str = "all-MiniLM-L6-v2";
 /// sentence-transformers' max_seq_length for this model; longer input is truncated.
 pub const MAX_TOKENS: usize = 256;
-/// Tokens per forward pass: bounds the scratch memory of one pass (~14 MB)
+/// Tokens per forward pass: bounds the scratch memory of one pass (~8 MB)
 /// and keeps a pass's activations close to the cores. With AMX, batches of
-/// 256 texts embedded 17% faster in passes of 1,024 tokens than of 4,096
-/// (median of three interleaved gemm_ab runs; batches of 32 the same).
-const TOKENS_PER_PASS: usize = 1024;
+/// 256 texts embedded 17% faster in passes of 1,024 tokens than of 4,096,
+/// and 3–7% faster again in passes of 512 than of 1,024 (256: no better);
+/// AVX-512 and AVX512-BF16 gained 4–6% from 1,024 to 512, and a 100,000-text
+/// import 7–10% (docs/benchmarks.md). Batches of 32 short texts fit one pass.
+const TOKENS_PER_PASS: usize = 512;
 
 const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
