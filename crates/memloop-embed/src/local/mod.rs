@@ -309,32 +309,28 @@ impl MiniLmEmbedder {
         self.in_groups(seqs, &bounds, |part| self.embed_sequences(part, 1))
     }
 
-    /// Runs `embed` on each group `items[bounds[i]..bounds[i + 1]]` on a
-    /// thread of its own, and joins the results in order.
+    /// Runs `embed` on each group `items[bounds[i]..bounds[i + 1]]` on the
+    /// thread pool, and joins the results in order. The pool's threads
+    /// persist, so each keeps its forward pass's buffers (`bert.rs`) from
+    /// one batch to the next: a thread started per group allocated and
+    /// faulted them in again for every coalesced batch of queries.
     fn in_groups<T: Sync>(
         &self,
         items: &[T],
         bounds: &[usize],
         embed: impl Fn(&[T]) -> Result<Vec<Vec<f32>>> + Sync,
     ) -> Result<Vec<Vec<f32>>> {
-        let embed = &embed;
-        let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = bounds
-                .windows(2)
-                .map(|w| {
-                    let part = &items[w[0]..w[1]];
-                    scope.spawn(move || embed(part))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
+        use rayon::prelude::*;
+        let results: Vec<Result<Vec<Vec<f32>>>> = bounds
+            .par_windows(2)
+            .map(|w| {
+                let part = &items[w[0]..w[1]];
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embed(part)))
+                    .unwrap_or_else(|_| {
                         Err(Error::Internal("an embedding thread panicked".into()))
                     })
-                })
-                .collect()
-        });
+            })
+            .collect();
         let mut out = Vec::with_capacity(items.len());
         for r in results {
             out.extend(r?);
