@@ -326,9 +326,7 @@ impl MiniLmEmbedder {
             .map(|w| {
                 let part = &items[w[0]..w[1]];
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embed(part)))
-                    .unwrap_or_else(|_| {
-                        Err(Error::Internal("an embedding thread panicked".into()))
-                    })
+                    .unwrap_or_else(|_| Err(Error::Internal("an embedding thread panicked".into())))
             })
             .collect();
         let mut out = Vec::with_capacity(items.len());
