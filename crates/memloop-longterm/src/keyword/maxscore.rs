@@ -34,6 +34,11 @@ impl Cursor<'_> {
         self.list.get(self.pos).copied()
     }
 
+    /// The term's frequency in document `d` when the cursor is on it.
+    fn tf_at(&self, d: u32) -> Option<f32> {
+        self.current().filter(|p| p.0 == d).map(|p| p.1)
+    }
+
     /// Past postings of removed documents.
     fn skip_dead(&mut self, idx: &KeywordIndex) {
         if self.dead {
@@ -125,12 +130,10 @@ pub(super) fn search(
         let len = idx.slot_len[d as usize];
         let mut score = 0.0f32;
         for c in &mut cursors[essential..] {
-            if let Some((slot, tf)) = c.current() {
-                if slot == d {
-                    score += term_score(c.weight, tf, len, ab);
-                    c.pos += 1;
-                    c.skip_dead(idx);
-                }
+            if let Some(tf) = c.tf_at(d) {
+                score += term_score(c.weight, tf, len, ab);
+                c.pos += 1;
+                c.skip_dead(idx);
             }
         }
         // The non-essential terms, most valuable first, while they could
@@ -140,10 +143,8 @@ pub(super) fn search(
             i -= 1;
             let c = &mut cursors[i];
             c.seek(d);
-            if let Some((slot, tf)) = c.current() {
-                if slot == d {
-                    score += term_score(c.weight, tf, len, ab);
-                }
+            if let Some(tf) = c.tf_at(d) {
+                score += term_score(c.weight, tf, len, ab);
             }
         }
         if i > 0 || score < cut {

@@ -9,14 +9,14 @@ mod maxscore;
 use foldhash::HashMap as FastMap;
 
 const K1: f32 = 1.2;
-/// The least a matching term adds to a score: a touched cell is told from
-/// an untouched one by being nonzero, so no match may add exactly 0 (a
-/// term in every document of a huge partition, a tiny context weight).
+/// The least a matching term adds to a score, so every match scores above
+/// 0 even for a term in every document of a huge partition or a tiny
+/// context weight (the cut starts at 0, and a match never ties with it).
 const TINY: f32 = f32::MIN_POSITIVE;
 const B: f32 = 0.75;
 
-/// Postings hold dense document slots (u32), not rows, so a query adds
-/// scores into a plain array instead of a hash map.
+/// Postings hold dense document slots (u32), not rows, so a document's
+/// length and row are read from plain arrays.
 ///
 /// A new document always takes the next slot, so every posting list is in
 /// slot order: what lets a search walk the lists side by side and skip
@@ -44,7 +44,7 @@ pub struct KeywordIndex {
     /// Together they bound what the term can add to any score (see `search`);
     /// a removal never tightens them, so they stay bounds.
     term_bounds: Vec<(f32, f32)>,
-    /// Row of each slot (None: free or dead).
+    /// Row of each slot (None: removed, until the next compaction).
     slot_rows: Vec<Option<i64>>,
     /// Per slot: its distinct terms with their weighted frequencies, sorted
     /// by term id (for removal and export).
