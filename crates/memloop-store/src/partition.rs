@@ -10,7 +10,7 @@ use rusqlite::{params, Connection};
 use sha2::{Digest, Sha256};
 
 use crate::keyword_file;
-use crate::rows::{blob_to_vector, StoredVector};
+use crate::rows::blob_to_vector;
 use crate::stored_terms;
 use crate::vector::{Flat, VectorIndex};
 use crate::{lock, read, sql_err, write, write_tx, EmbeddedStore};
@@ -58,6 +58,10 @@ fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a st
 }
 
 /// Who said a memory: its metadata's `speaker`, when it has one.
+fn as_strs(terms: &[String]) -> impl Iterator<Item = &str> {
+    terms.iter().map(String::as_str)
+}
+
 fn speaker_of(metadata: &str) -> Option<String> {
     if !metadata.contains("\"speaker\"") {
         return None; // most metadata: not worth parsing
@@ -176,10 +180,19 @@ impl EmbeddedStore {
             Some(p) => p,
             None => {
                 let loaded = Arc::new(RwLock::new(self.load_partition(&conn, partition)?));
-                lock(&self.partitions)
+                let part = lock(&self.partitions)
                     .entry(partition.to_string())
-                    .or_insert(loaded)
-                    .clone()
+                    .or_insert_with(|| loaded.clone())
+                    .clone();
+                if Arc::ptr_eq(&part, &loaded) {
+                    // Just read in one transaction with the log's position:
+                    // as current as a look at the log now would find it
+                    // (a write committed since is concurrent with this
+                    // call). Looking again took a read transaction of its
+                    // own, a tenth of a small partition's first search.
+                    return Ok(part);
+                }
+                part
             }
         };
         let (latest, floor) = log_position(&conn)?;
@@ -284,7 +297,9 @@ impl EmbeddedStore {
                  WHERE partition = ?1 AND valid_until IS NULL"
             })
             .map_err(sql_err)?;
-        let mut items = Vec::new();
+        // Filled as the rows are read (no vector allocated per row); made
+        // a graph at the end if the partition is large enough for one.
+        let mut vectors = VectorIndex::Flat(Flat::new(dim));
         let mut docs = Vec::new();
         let mut rows = stmt.query([partition]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
@@ -295,12 +310,9 @@ impl EmbeddedStore {
             let metadata = text_ref(r, 4)?.unwrap_or_default();
             expiry.set(row, r.get(5).map_err(sql_err)?);
             if !saved {
-                let vector = match r.get_ref(6).map_err(sql_err)? {
-                    rusqlite::types::ValueRef::Blob(b) => StoredVector::from_blob(b),
-                    // Refused by the index as the wrong width.
-                    _ => StoredVector::Single(Vec::new()),
-                };
-                items.push((row, vector));
+                // Not a blob: refused by the index as the wrong width.
+                let blob = r.get_ref(6).map_err(sql_err)?.as_blob().unwrap_or(&[]);
+                vectors.insert_blob(row, blob)?;
             }
             let speaker = speaker_of(metadata);
             match stored {
@@ -319,7 +331,8 @@ impl EmbeddedStore {
         }
         drop(rows);
         drop(stmt);
-        for ((row, _, _, speaker), terms) in docs.iter().zip(self.analyse(&docs)) {
+        for ((row, _, _, speaker), (terms, context_terms)) in docs.iter().zip(self.analyse(&docs)) {
+            let terms = (as_strs(&terms), as_strs(&context_terms));
             self.insert_terms(&mut keywords, *row, terms, speaker.as_deref());
         }
         let count = keywords.len();
@@ -352,31 +365,15 @@ impl EmbeddedStore {
                     "SELECT row, embedding FROM memories WHERE partition = ?1 AND valid_until IS NULL",
                 )
                 .map_err(sql_err)?;
-            let rows = stmt
-                .query_map([partition], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        StoredVector::from_blob(&r.get::<_, Vec<u8>>(1)?),
-                    ))
-                })
-                .map_err(sql_err)?;
-            for row in rows {
-                items.push(row.map_err(sql_err)?);
+            let mut rows = stmt.query([partition]).map_err(sql_err)?;
+            while let Some(r) = rows.next().map_err(sql_err)? {
+                let blob = r.get_ref(1).map_err(sql_err)?.as_blob().unwrap_or(&[]);
+                vectors.insert_blob(r.get(0).map_err(sql_err)?, blob)?;
             }
         }
-        let vectors = if count >= self.options.ann_threshold {
-            let items: Vec<(i64, Vec<f32>)> = items
-                .into_iter()
-                .map(|(row, v)| (row, v.into_f32()))
-                .collect();
-            VectorIndex::build_ann(dim, &items, &|_, _| {})?
-        } else {
-            let mut flat = VectorIndex::Flat(Flat::new(dim));
-            for (row, v) in items {
-                flat.insert_stored(row, v)?;
-            }
-            flat
-        };
+        if count >= self.options.ann_threshold {
+            vectors.promote()?;
+        }
         Ok(PartitionIndex {
             vectors,
             keywords,
@@ -786,22 +783,26 @@ impl EmbeddedStore {
     ) {
         match stored {
             Some(stored) => self.insert_terms(k, row, stored_terms::read(stored), speaker),
-            None => self.insert_terms(k, row, stored_terms::analyse(text, context, memo), speaker),
+            None => {
+                let (terms, context_terms) = stored_terms::analyse(text, context, memo);
+                let terms = (as_strs(&terms), as_strs(&context_terms));
+                self.insert_terms(k, row, terms, speaker)
+            }
         }
     }
 
     /// Adds a row's (terms, context terms) to a keyword index.
-    fn insert_terms<S: AsRef<str>>(
+    fn insert_terms<'t>(
         &self,
         k: &mut KeywordIndex,
         row: i64,
-        (terms, context_terms): (Vec<S>, Vec<S>),
+        (terms, context_terms): (impl Iterator<Item = &'t str>, impl Iterator<Item = &'t str>),
         speaker: Option<&str>,
     ) {
-        k.insert_with_speaker(
+        k.insert_terms(
             row,
-            &terms,
-            &context_terms,
+            terms,
+            context_terms,
             self.options.context_weight,
             speaker,
         );

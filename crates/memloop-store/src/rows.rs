@@ -77,17 +77,26 @@ pub enum StoredVector {
 
 impl StoredVector {
     pub fn from_blob(b: &[u8]) -> StoredVector {
-        match b.split_first() {
-            Some((&F16_BLOB, rest)) if b.len() % 2 == 1 => StoredVector::Half(
+        match StoredVector::half_bytes(b) {
+            Some(rest) => StoredVector::Half(
                 rest.chunks_exact(2)
                     .map(|c| half::f16::from_le_bytes([c[0], c[1]]))
                     .collect(),
             ),
-            _ => StoredVector::Single(
+            None => StoredVector::Single(
                 b.chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                     .collect(),
             ),
+        }
+    }
+
+    /// The little-endian half-precision values of a blob (two bytes each),
+    /// or None for a blob of f32 values.
+    pub fn half_bytes(b: &[u8]) -> Option<&[u8]> {
+        match b.split_first() {
+            Some((&F16_BLOB, rest)) if b.len() % 2 == 1 => Some(rest),
+            _ => None,
         }
     }
 

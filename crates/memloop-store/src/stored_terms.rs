@@ -43,14 +43,17 @@ pub(crate) fn of(text: &str, context: Option<&str>) -> String {
     out
 }
 
-/// The text's terms and the context's terms of a stored form.
-pub(crate) fn read(stored: &str) -> (Vec<&str>, Vec<&str>) {
+/// The text's terms and the context's terms of a stored form, as they
+/// are read (nothing collected).
+pub(crate) fn read(stored: &str) -> (Terms<'_>, Terms<'_>) {
     let (own, context) = stored.split_once('\n').unwrap_or((stored, ""));
     (split(own), split(context))
 }
 
-fn split(s: &str) -> Vec<&str> {
-    s.split(' ').filter(|t| !t.is_empty()).collect()
+pub(crate) type Terms<'a> = std::iter::Filter<std::str::Split<'a, char>, fn(&&str) -> bool>;
+
+fn split(s: &str) -> Terms<'_> {
+    s.split(' ').filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -63,6 +66,7 @@ mod tests {
         let context = "Caroline: How was the weekend?\nMelanie: Busy.";
         let stored = of(text, Some(context));
         let (own, ctx) = read(&stored);
+        let (own, ctx): (Vec<&str>, Vec<&str>) = (own.collect(), ctx.collect());
         assert_eq!(own, ANALYZER.terms(text));
         assert_eq!(ctx, ANALYZER.terms(context));
         assert!(own.contains(&"hike"), "{own:?}");
@@ -70,8 +74,19 @@ mod tests {
 
     #[test]
     fn no_context_and_no_words_read_back_empty() {
-        assert_eq!(read(&of("Hiking.", None)), (vec!["hike"], vec![]));
-        assert_eq!(read(&of("", None)), (vec![], vec![]));
-        assert_eq!(read(&of("the of and", Some("a an"))), (vec![], vec![]));
+        let read = |stored: &str| -> (Vec<String>, Vec<String>) {
+            let (own, ctx) = read(stored);
+            (
+                own.map(String::from).collect(),
+                ctx.map(String::from).collect(),
+            )
+        };
+        let none: Vec<String> = vec![];
+        assert_eq!(
+            read(&of("Hiking.", None)),
+            (vec!["hike".to_string()], none.clone())
+        );
+        assert_eq!(read(&of("", None)), (none.clone(), none.clone()));
+        assert_eq!(read(&of("the of and", Some("a an"))), (none.clone(), none));
     }
 }

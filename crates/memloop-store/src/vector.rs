@@ -253,20 +253,25 @@ impl VectorIndex {
         }
     }
 
-    /// Inserts (or replaces) a row's vectors as read from SQLite: an exact
-    /// index takes the halves as they are (converting them to f32 and back
-    /// was a third of loading a small partition), a graph as f32.
-    pub fn insert_stored(&mut self, row: i64, v: StoredVector) -> Result<()> {
-        let halves = match (&*self, v) {
-            (VectorIndex::Flat(_), StoredVector::Half(halves)) => halves,
-            (_, v) => return self.insert(row, &v.into_f32()),
+    /// Inserts (or replaces) a row's vectors as SQLite stores them
+    /// (`rows::vector_to_blob`): an exact index decodes the halves straight
+    /// into its storage (converting them to f32 and back was a third of
+    /// loading a small partition, and a vector allocated per row a sixth),
+    /// a graph takes them as f32.
+    pub fn insert_blob(&mut self, row: i64, blob: &[u8]) -> Result<()> {
+        let halves = match (&*self, StoredVector::half_bytes(blob)) {
+            (VectorIndex::Flat(_), Some(halves)) => halves,
+            _ => return self.insert(row, &StoredVector::from_blob(blob).into_f32()),
         };
         let dim = self.dim();
-        check_width(halves.len(), dim)?;
+        check_width(halves.len() / 2, dim)?;
         self.remove(row)?;
         if let VectorIndex::Flat(f) = self {
-            for (i, piece) in halves.chunks_exact(dim).enumerate() {
-                f.push_key(key(row, i)).copy_from_slice(piece);
+            for (i, piece) in halves.chunks_exact(2 * dim).enumerate() {
+                let place = f.push_key(key(row, i));
+                for (h, b) in place.iter_mut().zip(piece.chunks_exact(2)) {
+                    *h = f16::from_le_bytes([b[0], b[1]]);
+                }
             }
         }
         Ok(())
@@ -676,18 +681,14 @@ mod tests {
                 v.extend(unit(100 + r as u64, dim));
             }
             let blob = crate::rows::vector_to_blob(&v);
-            direct
-                .insert_stored(r, StoredVector::from_blob(&blob))
-                .unwrap();
+            direct.insert_blob(r, &blob).unwrap();
             converted
                 .insert(r, &crate::rows::blob_to_vector(&blob))
                 .unwrap();
         }
         // Replacing a row keeps one copy of it.
         let blob = crate::rows::vector_to_blob(&unit(7, dim));
-        direct
-            .insert_stored(7, StoredVector::from_blob(&blob))
-            .unwrap();
+        direct.insert_blob(7, &blob).unwrap();
         assert_eq!(direct.len(), 20);
         for q in [3u64, 7, 103, 500] {
             let query = unit(q, dim);
@@ -696,8 +697,10 @@ mod tests {
                 converted.search(&query, 20, None).unwrap()
             );
         }
-        let wrong = StoredVector::Half(vec![f16::ONE; dim + 1]);
-        assert!(direct.insert_stored(50, wrong).is_err());
+        let wrong = crate::rows::vector_to_blob(&vec![0.5; dim + 1]);
+        assert!(direct.insert_blob(50, &wrong).is_err());
+        // An odd byte out is not a vector either.
+        assert!(direct.insert_blob(51, &blob[..blob.len() - 1]).is_err());
         assert_eq!(direct.len(), 20);
     }
 

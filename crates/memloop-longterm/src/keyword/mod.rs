@@ -58,6 +58,8 @@ pub struct KeywordIndex {
     slot_speakers: Vec<Vec<String>>,
     slots: FastMap<i64, u32>,
     total_len: f64,
+    /// `summed`'s working space, kept between documents.
+    scratch: Vec<(u32, f32)>,
 }
 
 /// The words of a speaker's name kept for the speaker match (a name is a
@@ -109,10 +111,29 @@ impl KeywordIndex {
         context_weight: f32,
         speaker: Option<&str>,
     ) {
+        self.insert_terms(
+            row,
+            terms.iter().map(|t| t.as_ref()),
+            context.iter().map(|t| t.as_ref()),
+            context_weight,
+            speaker,
+        );
+    }
+
+    /// `insert_with_speaker` for terms as they are read one by one (a
+    /// partition's load reads them from storage; collecting them first
+    /// cost two allocations a row).
+    pub fn insert_terms<'t>(
+        &mut self,
+        row: i64,
+        terms: impl Iterator<Item = &'t str>,
+        context: impl Iterator<Item = &'t str>,
+        context_weight: f32,
+        speaker: Option<&str>,
+    ) {
         let weighted = terms
-            .iter()
-            .map(|t| (t.as_ref(), 1.0))
-            .chain(context.iter().map(|t| (t.as_ref(), context_weight)));
+            .map(|t| (t, 1.0))
+            .chain(context.map(|t| (t, context_weight)));
         self.remove(row);
         let (counts, len) = self.summed(weighted);
         self.place(row, counts, len, speaker);
@@ -142,7 +163,11 @@ impl KeywordIndex {
         let mut len = 0.0f32;
         // (term id, weight) per occurrence, then summed per term by a sort:
         // cheaper than a map for a document's few dozen terms.
-        let mut occurrences: Vec<(u32, f32)> = Vec::with_capacity(weighted.size_hint().0);
+        // Reused: terms read one by one from storage give no size hint,
+        // and growing a new vector for each document was a seventh of a
+        // small partition's load.
+        let mut occurrences = std::mem::take(&mut self.scratch);
+        occurrences.clear();
         for (t, w) in weighted.filter(|(_, w)| *w > 0.0) {
             let id = match self.term_ids.get(t) {
                 Some(&id) => id,
@@ -160,12 +185,13 @@ impl KeywordIndex {
         }
         occurrences.sort_unstable_by_key(|o| o.0);
         let mut counts: Vec<(u32, f32)> = Vec::with_capacity(occurrences.len());
-        for (id, w) in occurrences {
+        for &(id, w) in &occurrences {
             match counts.last_mut() {
                 Some(last) if last.0 == id => last.1 += w,
                 _ => counts.push((id, w)),
             }
         }
+        self.scratch = occurrences;
         (counts, len)
     }
 
