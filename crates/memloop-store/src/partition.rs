@@ -57,11 +57,12 @@ fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a st
         .map_err(sql_err)
 }
 
-/// Who said a memory: its metadata's `speaker`, when it has one.
+/// Analysed terms as the keyword index takes them.
 fn as_strs(terms: &[String]) -> impl Iterator<Item = &str> {
     terms.iter().map(String::as_str)
 }
 
+/// Who said a memory: its metadata's `speaker`, when it has one.
 fn speaker_of(metadata: &str) -> Option<String> {
     if !metadata.contains("\"speaker\"") {
         return None; // most metadata: not worth parsing

@@ -99,30 +99,19 @@ impl KeywordIndex {
     /// `context_weight` each (a BM25F-style field weight).
     #[cfg(test)]
     pub fn insert(&mut self, row: i64, terms: &[String], context: &[String], context_weight: f32) {
-        self.insert_with_speaker(row, terms, context, context_weight, None);
-    }
-
-    /// As `insert`, recording who said the text.
-    pub fn insert_with_speaker<S: AsRef<str>>(
-        &mut self,
-        row: i64,
-        terms: &[S],
-        context: &[S],
-        context_weight: f32,
-        speaker: Option<&str>,
-    ) {
+        let (terms, context) = (terms.iter(), context.iter());
         self.insert_terms(
             row,
-            terms.iter().map(|t| t.as_ref()),
-            context.iter().map(|t| t.as_ref()),
+            terms.map(String::as_str),
+            context.map(String::as_str),
             context_weight,
-            speaker,
+            None,
         );
     }
 
-    /// `insert_with_speaker` for terms as they are read one by one (a
-    /// partition's load reads them from storage; collecting them first
-    /// cost two allocations a row).
+    /// As `insert`, recording who said the text, for terms as they come
+    /// (a partition's load reads them from storage one by one; collecting
+    /// them first cost two allocations a row).
     pub fn insert_terms<'t>(
         &mut self,
         row: i64,
