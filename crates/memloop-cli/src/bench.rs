@@ -73,6 +73,10 @@ pub struct BenchArgs {
     /// figure (0: skip it; 100000 embeds for about two minutes).
     #[arg(long, default_value_t = 0)]
     near_duplicates: usize,
+    /// Memories in the keyword-index-alone figure (0: skip it; 1000000
+    /// builds in under a minute).
+    #[arg(long, default_value_t = 0)]
+    keyword_docs: usize,
     /// Keep the near-duplicates' vectors in this file and reuse them.
     #[arg(long)]
     near_duplicates_vectors: Option<PathBuf>,
@@ -242,6 +246,11 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         )?;
         crate::bench_near::print_near_duplicates(out, &fig);
         report["near_duplicates"] = fig;
+    }
+    if a.keyword_docs > 0 {
+        let fig = crate::bench_keyword::bench_keyword(out, a.keyword_docs, a.queries)?;
+        crate::bench_keyword::print_keyword(out, &fig);
+        report["keyword_only"] = fig;
     }
     if a.large {
         let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_cold;
 mod bench_kernels;
+mod bench_keyword;
 mod bench_near;
 mod chat;
 mod commands;

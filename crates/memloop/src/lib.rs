@@ -68,6 +68,7 @@ pub use memloop_embed::{
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
+pub use memloop_longterm::keyword;
 pub use memloop_longterm::{
     Decay, Embedded, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
     OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,

@@ -1,0 +1,73 @@
+//! The keyword index alone (`memloop bench --keyword-docs N`): N memories
+//! of the synthetic corpus, as the store's figures write them, in one BM25
+//! index, searched for as many candidates as a hybrid search asks of it.
+//! It is the keyword half of a search in one large scope without SQLite
+//! or the vector index around it, and builds in seconds where the store
+//! of a million takes minutes, so a change to the index can be timed in
+//! one run against the binary before it.
+
+use std::time::Instant;
+
+use memloop::keyword::KeywordIndex;
+use memloop::text::Analyzer;
+use memloop::{Scope, SearchQuery};
+use serde_json::{json, Value};
+
+use crate::bench::{f, latency};
+use crate::corpus::{sentence, sentences, Rng};
+use crate::output::{progress_bar, Output};
+
+pub fn bench_keyword(out: &Output, n: usize, queries: usize) -> anyhow::Result<Value> {
+    let analyzer = Analyzer::default();
+    let mut rng = Rng::new(17);
+    let mut index = KeywordIndex::default();
+    let bar = progress_bar(out, n as u64, &format!("keyword index {n}"));
+    let t = Instant::now();
+    for i in 0..n {
+        // As `memloop bench`'s store figures write their memories.
+        let text = format!("{} (note {i})", sentence(&mut rng));
+        let terms = analyzer.terms(&text);
+        index.insert_terms(
+            i as i64,
+            terms.iter().map(String::as_str),
+            [].into_iter(),
+            0.0,
+            None,
+        );
+        if i % 10_000 == 0 {
+            bar.set_position(i as u64);
+        }
+    }
+    let build_s = t.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let candidates = SearchQuery::new(Scope::user("bench"), "").candidates;
+    let qterms: Vec<Vec<String>> = sentences(99, queries)
+        .iter()
+        .map(|q| analyzer.terms(q))
+        .collect();
+    let mut found = 0;
+    let (p50, p99) = latency(queries, |i| {
+        found += index.search(&qterms[i], candidates, None).len();
+        Ok(())
+    })?;
+    Ok(
+        json!({"docs": n, "candidates": candidates, "build_s": build_s,
+        "search_p50_ms": p50, "search_p99_ms": p99, "hits": found}),
+    )
+}
+
+pub fn print_keyword(out: &Output, v: &Value) {
+    if out.json {
+        return;
+    }
+    println!(
+        "keyword index alone, {} memories, {} candidates a query",
+        v["docs"], v["candidates"]
+    );
+    println!(
+        "  build {:.1} s   search p50 {:.3} ms  p99 {:.3} ms",
+        f(v, "build_s"),
+        f(v, "search_p50_ms"),
+        f(v, "search_p99_ms")
+    );
+}
