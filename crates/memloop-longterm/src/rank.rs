@@ -128,6 +128,31 @@ impl Ranked {
         self.rows.truncate(top_k * 2 + 10);
     }
 
+    /// The rows after the cut in the order to hydrate them: the best
+    /// `top_k` first, then the rest, which are read only if the first ones'
+    /// records do not settle the result ([`Ranked::settled`]). Reading the
+    /// rest every time tripled the rows a search read for nothing in the
+    /// usual case, and at a million memories reading records was a quarter
+    /// of a search (docs/benchmarks.md).
+    pub fn hydration_order(&self, top_k: usize) -> (Vec<i64>, Vec<i64>) {
+        let rows = self.rows();
+        let first = rows.len().min(top_k);
+        (rows[..first].to_vec(), rows[first..].to_vec())
+    }
+
+    /// Whether the best `top_k` rows' records alone decide the hits: each
+    /// is found and shown, or scores below `min_score` (so does every row
+    /// after it), and none holds a superseded claim, which
+    /// [`finish`] may rank below its replacement and so let a later row in.
+    pub fn settled(&self, records: &HashMap<i64, MemoryRecord>, q: &SearchQuery, now: i64) -> bool {
+        self.rows.iter().take(q.top_k).all(|(row, _, score)| {
+            *score < q.min_score
+                || records
+                    .get(row)
+                    .is_some_and(|r| shown(r, q, now) && r.superseded_by.is_none())
+        })
+    }
+
     /// The hits the query may see (current, or true at `as_of`, at or above
     /// `min_score`), best first; stale ones not yet marked.
     pub fn into_hits(
@@ -141,14 +166,7 @@ impl Ranked {
             let Some(record) = records.get(&row) else {
                 continue;
             };
-            let visible = match q.as_of {
-                Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
-                None => q.include_superseded || record.is_current(now),
-            };
-            let in_window = q
-                .time
-                .is_none_or(|t| !t.filters() || t.contains(record.valid_from));
-            if !visible || !in_window || score < q.min_score {
+            if !shown(record, q, now) || score < q.min_score {
                 continue;
             }
             out.push(SearchHit {
@@ -160,6 +178,19 @@ impl Ranked {
         }
         out
     }
+}
+
+/// Whether a search may show this record: current (or true at `as_of`,
+/// or any version when superseded ones are asked for), and inside the
+/// query's time window when the window filters.
+fn shown(record: &MemoryRecord, q: &SearchQuery, now: i64) -> bool {
+    let visible = match q.as_of {
+        Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
+        None => q.include_superseded || record.is_current(now),
+    };
+    visible
+        && q.time
+            .is_none_or(|t| !t.filters() || t.contains(record.valid_from))
 }
 
 /// A record's decay signal at `now` (see `memloop_core::fusion::decay`):
@@ -224,4 +255,103 @@ pub fn finish(
     }
     hits.truncate(top_k);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use memloop_core::{Kind, Provenance, Scope};
+
+    use super::*;
+
+    fn record(row: i64) -> MemoryRecord {
+        MemoryRecord {
+            id: format!("m{row}"),
+            text: format!("memory {row}"),
+            context: None,
+            kind: Kind::Episode,
+            scope: Scope::user("u"),
+            metadata: serde_json::Value::Null,
+            created_at: 0,
+            updated_at: 0,
+            valid_from: 0,
+            valid_until: None,
+            expires_at: None,
+            importance: 0.5,
+            access_count: 0,
+            last_accessed_at: None,
+            provenance: Provenance::default(),
+            content_hash: String::new(),
+            superseded_by: None,
+        }
+    }
+
+    /// The hits as a search gives them when it reads `read` of the
+    /// hydration order (the first rows, then the rest only if unsettled).
+    fn hits(records: &HashMap<i64, MemoryRecord>, q: &SearchQuery) -> (Vec<String>, bool) {
+        // Thirty candidates, row r scoring (30 - r) / 30 by keyword alone.
+        let keyword: Vec<(i64, f32)> = (0..30).map(|r| (r, (30 - r) as f32)).collect();
+        let mut ranked = fuse_candidates(q, &[], &keyword, &HashSet::new());
+        ranked.cut(q.top_k);
+        let (first, rest) = ranked.hydration_order(q.top_k);
+        let mut read: HashMap<i64, MemoryRecord> = first
+            .iter()
+            .filter_map(|r| records.get(r).map(|rec| (*r, rec.clone())))
+            .collect();
+        let settled = ranked.settled(&read, q, 1);
+        if !settled {
+            read.extend(
+                rest.iter()
+                    .filter_map(|r| records.get(r).map(|rec| (*r, rec.clone()))),
+            );
+        }
+        let mut out = ranked.into_hits(&read, q, 1);
+        finish(&mut out, q.top_k, 1, |id| {
+            Ok(records.values().find(|r| r.id == id).cloned())
+        })
+        .unwrap();
+        (out.into_iter().map(|h| h.record.id).collect(), settled)
+    }
+
+    /// Reading only the best `top_k` records must give the hits reading
+    /// every candidate's gives; each case that needs the rest reads it.
+    #[test]
+    fn the_first_records_settle_the_hits_only_when_nothing_later_can_enter() {
+        let q = SearchQuery::new(Scope::user("u"), "q");
+        let all: HashMap<i64, MemoryRecord> = (0..30).map(|r| (r, record(r))).collect();
+        let want: Vec<String> = (0..10).map(|r| format!("m{r}")).collect();
+        assert_eq!(hits(&all, &q), (want.clone(), true));
+
+        // A candidate deleted since it was indexed: the eleventh takes its place.
+        let mut gone = all.clone();
+        gone.remove(&3);
+        let (got, settled) = hits(&gone, &q);
+        assert!(!settled);
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[9], "m10");
+
+        // One no longer current is not shown either.
+        let mut ended = all.clone();
+        ended.get_mut(&5).unwrap().valid_until = Some(0);
+        let (got, settled) = hits(&ended, &q);
+        assert!(!settled && !got.contains(&"m5".to_string()) && got[9] == "m10");
+
+        // A stale claim in the top ten whose replacement ranks 20th: it is
+        // ranked just below its replacement, so the 11th row enters.
+        let mut stale = all.clone();
+        stale.get_mut(&2).unwrap().superseded_by = Some("m20".into());
+        let (got, settled) = hits(&stale, &q);
+        assert!(!settled);
+        assert!(!got.contains(&"m2".to_string()), "{got:?}");
+        assert_eq!(got[9], "m10");
+
+        // Below min_score from the 7th on: nothing later can be shown.
+        let keyword: Vec<(i64, f32)> = (0..30).map(|r| (r, (30 - r) as f32)).collect();
+        let mut ranked = fuse_candidates(&q, &[], &keyword, &HashSet::new());
+        ranked.cut(q.top_k);
+        let mut high = q.clone();
+        high.min_score = (ranked.rows[5].2 + ranked.rows[6].2) / 2.0;
+        let (got, settled) = hits(&all, &high);
+        assert!(settled);
+        assert_eq!(got.len(), 6, "{got:?}");
+    }
 }

@@ -287,7 +287,11 @@ impl PgStore {
                 records
             } else {
                 ranked.cut(q.top_k);
-                let mut records = records_by_rid(tx, &ranked.rows())?;
+                let (first, rest) = ranked.hydration_order(q.top_k);
+                let mut records = records_by_rid(tx, &first)?;
+                if !ranked.settled(&records, q, now) {
+                    records.extend(records_by_rid(tx, &rest)?);
+                }
                 self.access.merge_into(tenant, records.values_mut());
                 records
             };

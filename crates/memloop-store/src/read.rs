@@ -256,7 +256,11 @@ impl EmbeddedStore {
             records
         } else {
             ranked.cut(q.top_k);
-            let mut records = self.records_by_row(&ranked.rows())?;
+            let (first, rest) = ranked.hydration_order(q.top_k);
+            let mut records = self.records_by_row(&first)?;
+            if !ranked.settled(&records, q, now) {
+                records.extend(self.records_by_row(&rest)?);
+            }
             self.access.merge_into(&q.scope.tenant, &mut records);
             records
         };
