@@ -63,6 +63,7 @@ pub mod dump;
 pub mod expiry;
 pub mod graph;
 pub mod keyword;
+pub mod par;
 mod query;
 pub mod rank;
 

@@ -194,7 +194,7 @@ fn run(c: &Copy, q: &KeywordQuery<'_>) -> Vec<(i64, f32)> {
     let admit =
         |rid: i64| !c.expiry.is_expired(rid, q.now) && q.allowed.is_none_or(|a| a.contains(&rid));
     let filtered = q.allowed.is_some() || c.expiry.any_expired(q.now);
-    let allow: Option<&dyn Fn(i64) -> bool> = if filtered { Some(&admit) } else { None };
+    let allow: memloop_longterm::keyword::Allow<'_> = if filtered { Some(&admit) } else { None };
     c.index.search(q.terms, q.limit, allow)
 }
 

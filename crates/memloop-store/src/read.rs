@@ -217,7 +217,7 @@ impl EmbeddedStore {
                 allowed.as_ref().is_none_or(|a| a.contains(&row))
                     && !(skip_expired && p.expiry.is_expired(row, now))
             };
-            let allow: Option<&dyn Fn(i64) -> bool> = if allowed.is_some() || skip_expired {
+            let allow: memloop_longterm::keyword::Allow<'_> = if allowed.is_some() || skip_expired {
                 Some(&allow_fn)
             } else {
                 None

@@ -357,7 +357,7 @@ impl VectorIndex {
         &self,
         q: &[f32],
         k: usize,
-        allow: Option<&dyn Fn(i64) -> bool>,
+        allow: memloop_longterm::keyword::Allow<'_>,
     ) -> Result<Vec<(i64, f32)>> {
         let allowed = |key: i64| allow.is_none_or(|a| a(row_of(key)));
         match self {

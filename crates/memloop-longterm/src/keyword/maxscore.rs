@@ -17,8 +17,10 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{term_score, top_k, KeywordIndex, QueryTerm};
+use super::{term_score, top_k, Allow, KeywordIndex, QueryTerm};
 
 /// One query term's place in its posting list.
 struct Cursor<'a> {
@@ -86,13 +88,21 @@ impl PartialOrd for Score {
 }
 
 /// The `limit` best rows for `query` (terms with their weights and
-/// bounds), `(a, b)` the folded BM25 constants; see the module's comment.
+/// bounds) among the documents in `slots`, `(a, b)` the folded BM25
+/// constants; see the module's comment.
+///
+/// Searches of other slot ranges running beside this one (`shared`)
+/// publish their cuts there, and each takes the highest: the final
+/// `limit`-th best of all ranges scores at least any one range's, so a
+/// document below another range's cut cannot enter the merged result,
+/// and the ranges prune together about as one search would.
 pub(super) fn search(
     idx: &KeywordIndex,
     mut query: Vec<QueryTerm>,
     ab: (f32, f32),
-    limit: usize,
-    allow: Option<&dyn Fn(i64) -> bool>,
+    (limit, allow): (usize, Allow<'_>),
+    slots: Range<u32>,
+    shared: &AtomicU32,
 ) -> Vec<(i64, f32)> {
     query.sort_by(|x, y| x.bound.total_cmp(&y.bound));
     // below[i]: the most terms 0..i can add together.
@@ -103,8 +113,11 @@ pub(super) fn search(
     let mut cursors: Vec<Cursor> = query
         .iter()
         .map(|t| {
+            let list = &idx.postings[t.id as usize];
+            let from = list.partition_point(|p| p.0 < slots.start);
+            let to = list.partition_point(|p| p.0 < slots.end);
             let mut c = Cursor {
-                list: &idx.postings[t.id as usize],
+                list: &list[from..to],
                 pos: 0,
                 weight: t.weight,
                 dead: idx.dead_per_term[t.id as usize] > 0,
@@ -127,6 +140,16 @@ pub(super) fn search(
         .filter_map(|c| c.current().map(|p| p.0))
         .min()
     {
+        // A higher cut from another range.
+        let theirs = f32::from_bits(shared.load(Ordering::Relaxed));
+        if theirs > cut {
+            cut = theirs;
+            while essential < cursors.len() && below[essential + 1] < cut {
+                essential += 1;
+            }
+            // The document is taken again with the new essential terms.
+            continue;
+        }
         let len = idx.slot_len[d as usize];
         let mut score = 0.0f32;
         for c in &mut cursors[essential..] {
@@ -162,7 +185,9 @@ pub(super) fn search(
             best.pop();
         }
         if best.len() == limit {
-            cut = best.peek().map_or(0.0, |s| s.0 .0);
+            cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
+            // Positive floats order as their bits do.
+            shared.fetch_max(cut.to_bits(), Ordering::Relaxed);
             while essential < cursors.len() && below[essential + 1] < cut {
                 essential += 1;
             }

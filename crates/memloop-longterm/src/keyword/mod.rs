@@ -6,7 +6,18 @@
 
 mod maxscore;
 
+use std::sync::atomic::AtomicU32;
+
 use foldhash::HashMap as FastMap;
+
+/// Which rows a search may return (None: all): a row refused takes no
+/// place in the top k. Shared by the threads of one search.
+pub type Allow<'a> = Option<&'a (dyn Fn(i64) -> bool + Sync)>;
+
+/// Slots from which a search runs in two halves at once. Below it a
+/// search takes well under a millisecond, and starting a thread would be
+/// a large part of it. (Small in tests, so their partitions are split.)
+const PARALLEL_SLOTS: usize = if cfg!(test) { 64 } else { 200_000 };
 
 const K1: f32 = 1.2;
 /// The least a matching term adds to a score, so every match scores above
@@ -80,6 +91,7 @@ pub type RestoredDoc = (i64, Vec<(u32, f32)>, f32, Vec<String>);
 
 /// A query term as scored: its id, `idf × (k1 + 1)`, and the most it can
 /// add to one document's score.
+#[derive(Clone)]
 pub(crate) struct QueryTerm {
     id: u32,
     weight: f32,
@@ -358,12 +370,7 @@ impl KeywordIndex {
     ///
     /// Document at a time with MaxScore pruning (`maxscore.rs`); the
     /// result is the exhaustive one, ties included.
-    pub fn search(
-        &self,
-        terms: &[String],
-        limit: usize,
-        allow: Option<&dyn Fn(i64) -> bool>,
-    ) -> Vec<(i64, f32)> {
+    pub fn search(&self, terms: &[String], limit: usize, allow: Allow<'_>) -> Vec<(i64, f32)> {
         let n = self.slots.len() as f32;
         if n == 0.0 || limit == 0 {
             return Vec::new();
@@ -398,7 +405,31 @@ impl KeywordIndex {
         if query.is_empty() {
             return Vec::new();
         }
-        maxscore::search(self, query, (a, b), limit, allow)
+        self.search_in_halves(query, (a, b), (limit, allow))
+    }
+
+    /// A large partition's slots searched in two halves at once
+    /// (`crate::par`), sharing their cuts (see `maxscore::search`), then
+    /// merged: at a million memories whose query words are all common, one
+    /// search walked some 70,000 documents of its rarest word
+    /// (docs/benchmarks.md, "The keyword index alone").
+    fn search_in_halves(
+        &self,
+        query: Vec<QueryTerm>,
+        ab: (f32, f32),
+        (limit, allow): (usize, Allow<'_>),
+    ) -> Vec<(i64, f32)> {
+        let slots = self.slot_rows.len() as u32;
+        let shared = AtomicU32::new(0);
+        let part =
+            |range| maxscore::search(self, query.clone(), ab, (limit, allow), range, &shared);
+        if (slots as usize) < PARALLEL_SLOTS {
+            return part(0..slots);
+        }
+        let mid = slots / 2;
+        let (mut hits, upper) = crate::par::join(|| part(0..mid), || part(mid..slots));
+        hits.extend(upper);
+        top_k(hits, limit)
     }
 }
 
@@ -609,8 +640,7 @@ mod tests {
                     (5, Some(&some)),
                     (30, Some(&some)),
                 ] {
-                    let allow: Option<&dyn Fn(i64) -> bool> =
-                        allow.map(|f| f as &dyn Fn(i64) -> bool);
+                    let allow: Allow<'_> = allow.map(|f| f as &(dyn Fn(i64) -> bool + Sync));
                     let got = idx.search(&q, k, allow);
                     let want = exhaustive(docs, &q, k, &|r| allow.is_none_or(|f| f(r)));
                     assert_eq!(got.len(), want.len(), "{q:?} k={k}");
