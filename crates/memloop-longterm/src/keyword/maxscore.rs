@@ -152,7 +152,13 @@ pub(super) fn search(
         }
         let len = idx.slot_len[d as usize];
         let mut score = 0.0f32;
-        for c in &mut cursors[essential..] {
+        // Terms are added most valuable first, here and below, so a
+        // document's score is the same sum whichever terms were essential
+        // when it was reached: that depends on when another range raised
+        // the cut, and floats added in another order can differ in the
+        // last place, which would let ties at the cut fall differently
+        // from one run to the next.
+        for c in cursors[essential..].iter_mut().rev() {
             if let Some(tf) = c.tf_at(d) {
                 score += term_score(c.weight, tf, len, ab);
                 c.pos += 1;

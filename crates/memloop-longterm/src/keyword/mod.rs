@@ -371,9 +371,22 @@ impl KeywordIndex {
     /// Document at a time with MaxScore pruning (`maxscore.rs`); the
     /// result is the exhaustive one, ties included.
     pub fn search(&self, terms: &[String], limit: usize, allow: Allow<'_>) -> Vec<(i64, f32)> {
-        let n = self.slots.len() as f32;
-        if n == 0.0 || limit == 0 {
+        if limit == 0 {
             return Vec::new();
+        }
+        let (query, ab) = self.query_terms(terms);
+        if query.is_empty() {
+            return Vec::new();
+        }
+        self.search_in_halves(query, ab, (limit, allow))
+    }
+
+    /// The query's distinct terms this partition holds, with their
+    /// weights and bounds, and the folded BM25 constants `(a, b)`.
+    fn query_terms(&self, terms: &[String]) -> (Vec<QueryTerm>, (f32, f32)) {
+        let n = self.slots.len() as f32;
+        if n == 0.0 {
+            return (Vec::new(), (0.0, 0.0));
         }
         let avg_len = (self.total_len as f32 / n).max(1.0);
         // tf part of BM25: tf / (tf + a + b·len), scaled by `weight`.
@@ -402,10 +415,7 @@ impl KeywordIndex {
                 Some(QueryTerm { id, weight, bound })
             })
             .collect();
-        if query.is_empty() {
-            return Vec::new();
-        }
-        self.search_in_halves(query, (a, b), (limit, allow))
+        (query, (a, b))
     }
 
     /// A large partition's slots searched in two halves at once
@@ -672,6 +682,50 @@ mod tests {
             .iter()
             .all(|l| l.windows(2).all(|w| w[0].0 < w[1].0)));
         check(&idx, &docs, &mut next);
+    }
+
+    /// A range's search gives the same scores, to the bit, whatever cut
+    /// another range has published: which terms are essential then
+    /// differs, and the sum must not depend on it (else ties at the cut
+    /// could fall differently from one run of a split search to the next).
+    #[test]
+    fn a_published_cut_changes_no_score() {
+        let mut idx = KeywordIndex::default();
+        let mut seed = 11u64;
+        let mut next = move |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % m
+        };
+        let vocab: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
+        for row in 0..3000i64 {
+            let own: Vec<String> = (0..2 + next(8)).map(|_| vocab[next(12)].clone()).collect();
+            let ctx: Vec<String> = (0..next(3)).map(|_| vocab[next(12)].clone()).collect();
+            idx.insert(row, &own, &ctx, 0.3);
+        }
+        let slots = idx.slot_rows.len() as u32;
+        for _ in 0..60 {
+            let q: Vec<String> = (0..3 + next(5)).map(|_| vocab[next(12)].clone()).collect();
+            let (query, ab) = idx.query_terms(&q);
+            let alone = maxscore::search(
+                &idx,
+                query.clone(),
+                ab,
+                (20, None),
+                0..slots,
+                &AtomicU32::new(0),
+            );
+            let kth = alone.last().map_or(0.0, |h| h.1);
+            for frac in [0.3f32, 0.6, 0.9, 1.0] {
+                let published = AtomicU32::new((kth * frac).to_bits());
+                let got =
+                    maxscore::search(&idx, query.clone(), ab, (20, None), 0..slots, &published);
+                let bits =
+                    |h: &[(i64, f32)]| h.iter().map(|x| (x.0, x.1.to_bits())).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&alone), "{q:?} cut {frac} of the 20th");
+            }
+        }
     }
 
     #[test]
