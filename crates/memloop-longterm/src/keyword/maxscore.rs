@@ -71,6 +71,16 @@ impl Cursor<'_> {
     }
 }
 
+/// The first essential term once the cut is `cut`: terms are
+/// non-essential while together they could not reach it (`below[i]`: the
+/// most terms 0..i add together). The boundary only moves up.
+fn essential_from(mut essential: usize, below: &[f32], cut: f32) -> usize {
+    while essential + 1 < below.len() && below[essential + 1] < cut {
+        essential += 1;
+    }
+    essential
+}
+
 /// f32 scores ordered for the heap (no NaN arises: every term adds a
 /// positive finite amount).
 #[derive(PartialEq, Clone, Copy)]
@@ -144,9 +154,7 @@ pub(super) fn search(
         let theirs = f32::from_bits(shared.load(Ordering::Relaxed));
         if theirs > cut {
             cut = theirs;
-            while essential < cursors.len() && below[essential + 1] < cut {
-                essential += 1;
-            }
+            essential = essential_from(essential, &below, cut);
             // The document is taken again with the new essential terms.
             continue;
         }
@@ -194,9 +202,7 @@ pub(super) fn search(
             cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
             // Positive floats order as their bits do.
             shared.fetch_max(cut.to_bits(), Ordering::Relaxed);
-            while essential < cursors.len() && below[essential + 1] < cut {
-                essential += 1;
-            }
+            essential = essential_from(essential, &below, cut);
             // Fewer kept than scored, once the cut has risen.
             if kept.len() >= 4 * limit {
                 kept.retain(|h| h.1 >= cut);

@@ -554,6 +554,17 @@ mod tests {
             .all(|h| h.0 != 3 && h.0 % 3 == 0 || h.0 >= 3000));
     }
 
+    /// A seeded stream of numbers below `m` (a linear congruential
+    /// generator): the same documents and queries on every run.
+    fn numbers(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % m
+        }
+    }
+
     /// BM25 by the book, every document scored: what the pruned search
     /// must return exactly.
     fn exhaustive(
@@ -608,13 +619,7 @@ mod tests {
     fn pruned_search_matches_exhaustive_bm25() {
         type Docs = Vec<(i64, Vec<(String, f32)>)>;
         let vocab: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
-        let mut seed = 7u64;
-        let mut next = move |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as usize) % m
-        };
+        let mut next = numbers(7);
         let mut idx = KeywordIndex::default();
         let mut docs: Docs = Vec::new();
         let add = |row: i64,
@@ -691,13 +696,7 @@ mod tests {
     #[test]
     fn a_published_cut_changes_no_score() {
         let mut idx = KeywordIndex::default();
-        let mut seed = 11u64;
-        let mut next = move |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as usize) % m
-        };
+        let mut next = numbers(11);
         let vocab: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
         for row in 0..3000i64 {
             let own: Vec<String> = (0..2 + next(8)).map(|_| vocab[next(12)].clone()).collect();
