@@ -182,6 +182,13 @@ pub struct SearchQuery {
 }
 
 impl SearchQuery {
+    /// Whether a memory that became true at `valid_from` may be returned:
+    /// inside the query's time window when the window filters.
+    pub fn window_admits(&self, valid_from: i64) -> bool {
+        self.time
+            .is_none_or(|t| !t.filters() || t.contains(valid_from))
+    }
+
     pub fn new(scope: Scope, text: impl Into<String>) -> Self {
         SearchQuery {
             scope,

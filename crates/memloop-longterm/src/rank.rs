@@ -188,9 +188,7 @@ fn shown(record: &MemoryRecord, q: &SearchQuery, now: i64) -> bool {
         Some(t) => record.valid_from <= t && record.valid_until.is_none_or(|u| u > t),
         None => q.include_superseded || record.is_current(now),
     };
-    visible
-        && q.time
-            .is_none_or(|t| !t.filters() || t.contains(record.valid_from))
+    visible && q.window_admits(record.valid_from)
 }
 
 /// A record's decay signal at `now` (see `memloop_core::fusion::decay`):

@@ -294,11 +294,8 @@ impl EmbeddedStore {
         let past = q.as_of.is_some() || q.include_superseded;
         for r in rows {
             let (row, rec) = r.map_err(sql_err)?;
-            let in_window = q
-                .time
-                .is_none_or(|t| !t.filters() || t.contains(rec.valid_from));
             if (past || !rec.is_expired(now))
-                && in_window
+                && q.window_admits(rec.valid_from)
                 && admits(&q.scope, &q.kinds, q.filter.as_ref(), &rec)
             {
                 out.insert(row);

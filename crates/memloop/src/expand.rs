@@ -95,7 +95,5 @@ pub(crate) fn expand(
 fn admitted(query: &SearchQuery, rec: &MemoryRecord) -> bool {
     (query.kinds.is_empty() || query.kinds.contains(&rec.kind))
         && query.filter.as_ref().is_none_or(|f| f.matches(rec))
-        && query
-            .time
-            .is_none_or(|t| !t.filters() || t.contains(rec.valid_from))
+        && query.window_admits(rec.valid_from)
 }
