@@ -144,6 +144,9 @@ fn speaker_words(speaker: &str) -> impl Iterator<Item = String> + '_ {
 
 impl PgStore {
     pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        // Counted while it runs: a search splits its keyword walk only
+        // while a core is free (`memloop_longterm::par`).
+        let _busy = memloop_longterm::par::Busy::start();
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
         q.check()?;

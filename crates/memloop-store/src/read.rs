@@ -173,6 +173,9 @@ impl EmbeddedStore {
     /// Hybrid search in one partition: the vector and keyword indexes each
     /// give `candidates` rows, their scores fused (see `memloop_core::fusion`).
     pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        // Counted while it runs: a search splits its keyword walk only
+        // while a core is free (`memloop_longterm::par`).
+        let _busy = memloop_longterm::par::Busy::start();
         let partition = q.scope.partition()?;
         self.check_dims(vector)?;
         q.check()?;

@@ -546,8 +546,11 @@ impl Memory {
     /// Deletes the memories whose TTL has passed (from the database and
     /// every index; history records each as expired), then saves derived
     /// indexes and prunes the change log they no longer need. Searches
-    /// and writes go on meanwhile (see `LongTermStore::expire`).
+    /// and writes go on meanwhile (see `LongTermStore::expire`); while
+    /// it runs it counts as a busy thread, so a search does not split its
+    /// keyword walk for a core gc holds (`memloop_longterm::par`).
     pub fn gc(&self) -> Result<GcReport> {
+        let _busy = memloop_longterm::par::Busy::start();
         let expired = self.store.expire()?;
         let pruned = self.store.compact()?;
         Ok(GcReport {

@@ -433,7 +433,7 @@ impl KeywordIndex {
         let shared = AtomicU32::new(0);
         let part =
             |range| maxscore::search(self, query.clone(), ab, (limit, allow), range, &shared);
-        if (slots as usize) < PARALLEL_SLOTS {
+        if (slots as usize) < PARALLEL_SLOTS || !crate::par::core_to_spare() {
             return part(0..slots);
         }
         let mid = slots / 2;
