@@ -117,6 +117,9 @@ impl EmbeddedStore {
         };
         let mut generation = None;
         for (i, slice) in rows.chunks(SLICE).enumerate() {
+            if i > 0 {
+                self.let_searches_in();
+            }
             let mut p = write(&part);
             for &row in slice {
                 p.remove(row)?;
@@ -257,4 +260,37 @@ fn delete_chunk(tx: &Transaction<'_>, now: i64) -> Result<()> {
         ))?;
     }
     run(format!("DELETE FROM memories WHERE row IN ({CHUNK_ROWS})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::sync::RwLock;
+
+    use memloop_core::EmbedderInfo;
+
+    use crate::{EmbeddedStore, StoreOptions};
+
+    /// A search that finds an index's lock held counts itself as waiting
+    /// until it has the lock, which is what `let_searches_in` waits on.
+    #[test]
+    fn a_search_waiting_for_an_index_is_counted_until_it_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = EmbedderInfo {
+            model_id: "test".into(),
+            dimensions: 4,
+        };
+        let store = EmbeddedStore::open(dir.path(), info, StoreOptions::default()).unwrap();
+        let index = RwLock::new(7);
+        let held = index.write().unwrap();
+        std::thread::scope(|s| {
+            let search = s.spawn(|| *store.read_for_search(&index));
+            while store.searches_waiting.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            drop(held);
+            assert_eq!(search.join().unwrap(), 7);
+        });
+        assert_eq!(store.searches_waiting.load(Ordering::SeqCst), 0);
+    }
 }

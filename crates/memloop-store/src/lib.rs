@@ -43,6 +43,7 @@ mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -151,6 +152,9 @@ pub struct EmbeddedStore {
     partitions: Mutex<HashMap<String, Arc<RwLock<PartitionIndex>>>>,
     /// Held while saving index files (one writer per file name at a time).
     saving: Mutex<()>,
+    /// Searches waiting for a partition's index (`read_for_search`), which
+    /// gc lets in between its slices of removals.
+    searches_waiting: AtomicUsize,
     embedder: EmbedderInfo,
     options: StoreOptions,
     access: AccessLog,
@@ -245,6 +249,36 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// index is derived state, caught up from the log whatever it holds).
 fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+impl EmbeddedStore {
+    /// A search's shared access to a partition's index. When it must wait
+    /// (gc holds the lock), it is counted as waiting, so that gc, between
+    /// two holds, lets it in instead of taking the lock again first: the
+    /// lock wakes a waiting reader when released, but the releasing thread
+    /// used to take it again before the reader ran, and a search waited
+    /// for all of a chunk's 20,000 removals (14–28 ms, docs/forgetting.md).
+    pub(crate) fn read_for_search<'a, T>(&self, m: &'a RwLock<T>) -> RwLockReadGuard<'a, T> {
+        if let Ok(guard) = m.try_read() {
+            return guard;
+        }
+        self.searches_waiting.fetch_add(1, Ordering::SeqCst);
+        let guard = read(m);
+        self.searches_waiting.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// Between two holds of an index's lock by maintenance: gives waiting
+    /// searches the time to take it (at most a millisecond; a search
+    /// waiting for another partition's index may be counted too).
+    pub(crate) fn let_searches_in(&self) {
+        let start = Instant::now();
+        while self.searches_waiting.load(Ordering::SeqCst) > 0
+            && start.elapsed() < Duration::from_millis(1)
+        {
+            std::thread::yield_now();
+        }
+    }
 }
 
 fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
@@ -351,6 +385,7 @@ impl EmbeddedStore {
             conn: Mutex::new(conn),
             partitions: Mutex::new(HashMap::new()),
             saving: Mutex::new(()),
+            searches_waiting: AtomicUsize::new(0),
             embedder,
             options,
             access,

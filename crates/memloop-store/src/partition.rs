@@ -199,7 +199,7 @@ impl EmbeddedStore {
         let (latest, floor) = log_position(&conn)?;
         {
             // Up to date (the usual case): no need to wait for a save.
-            let p = read(&part);
+            let p = self.read_for_search(&part);
             if p.applied_seq >= floor && p.applied_seq >= latest {
                 drop(p);
                 return Ok(part);

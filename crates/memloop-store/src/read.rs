@@ -211,7 +211,7 @@ impl EmbeddedStore {
             .map(String::from)
             .collect();
         let (vec_hits, kw_hits, spoken) = {
-            let p = read(&part);
+            let p = self.read_for_search(&part);
             // Expired rows take no candidate place: they are refused inside
             // each index's search, before its top-N cut (the allowed rows
             // of a narrowed search already leave them out).
