@@ -267,20 +267,14 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::sync::RwLock;
 
-    use memloop_core::EmbedderInfo;
-
-    use crate::{EmbeddedStore, StoreOptions};
+    use crate::EmbeddedStore;
 
     /// A search that finds an index's lock held counts itself as waiting
     /// until it has the lock, which is what `let_searches_in` waits on.
     #[test]
     fn a_search_waiting_for_an_index_is_counted_until_it_has_it() {
         let dir = tempfile::tempdir().unwrap();
-        let info = EmbedderInfo {
-            model_id: "test".into(),
-            dimensions: 4,
-        };
-        let store = EmbeddedStore::open(dir.path(), info, StoreOptions::default()).unwrap();
+        let store = EmbeddedStore::for_test(dir.path());
         let index = RwLock::new(7);
         let held = index.write().unwrap();
         std::thread::scope(|s| {

@@ -251,13 +251,17 @@ fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     m.read().unwrap_or_else(|p| p.into_inner())
 }
 
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
+}
+
 impl EmbeddedStore {
     /// A search's shared access to a partition's index. When it must wait
     /// (gc holds the lock), it is counted as waiting, so that gc, between
     /// two holds, lets it in instead of taking the lock again first: the
     /// lock wakes a waiting reader when released, but the releasing thread
     /// used to take it again before the reader ran, and a search waited
-    /// for all of a chunk's 20,000 removals (14–28 ms, docs/forgetting.md).
+    /// for all of a chunk's 20,000 removals (7–28 ms, docs/forgetting.md).
     pub(crate) fn read_for_search<'a, T>(&self, m: &'a RwLock<T>) -> RwLockReadGuard<'a, T> {
         if let Ok(guard) = m.try_read() {
             return guard;
@@ -279,10 +283,16 @@ impl EmbeddedStore {
             std::thread::yield_now();
         }
     }
-}
 
-fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(|p| p.into_inner())
+    /// A store over `dir` for a model of four dimensions, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(dir: &Path) -> EmbeddedStore {
+        let info = EmbedderInfo {
+            model_id: "test".into(),
+            dimensions: 4,
+        };
+        EmbeddedStore::open(dir, info, StoreOptions::default()).unwrap()
+    }
 }
 
 pub const DB_FILE: &str = "memloop.db";

@@ -639,9 +639,7 @@ pub(crate) fn insert_row(
 
 #[cfg(test)]
 mod tests {
-    use memloop_core::EmbedderInfo;
-
-    use crate::{EmbeddedStore, StoreOptions};
+    use crate::EmbeddedStore;
 
     /// Every write runs the duplicate check: it must seek its index, not
     /// scan the partition (the planner prefers the partition's index when
@@ -649,11 +647,7 @@ mod tests {
     #[test]
     fn the_duplicate_check_seeks_the_hash_key_index() {
         let dir = tempfile::tempdir().unwrap();
-        let info = EmbedderInfo {
-            model_id: "test".into(),
-            dimensions: 4,
-        };
-        let store = EmbeddedStore::open(dir.path(), info, StoreOptions::default()).unwrap();
+        let store = EmbeddedStore::for_test(dir.path());
         let conn = store.conn();
         let mut stmt = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {}", super::duplicate_sql()))
