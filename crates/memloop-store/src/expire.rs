@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use memloop_core::{Event, Result};
 use memloop_longterm::ExpireReport;
-use rusqlite::{params, Transaction};
+use rusqlite::{params, OptionalExtension, Transaction};
 
 use crate::partition::{log_position, max_seq, PartitionIndex};
 use crate::{lock, sql_err, write, write_tx, EmbeddedStore};
@@ -40,6 +40,17 @@ use crate::{lock, sql_err, write, write_tx, EmbeddedStore};
 const CHUNK: usize = 20_000;
 /// Rows taken out of an in-memory index per hold of its lock.
 const SLICE: usize = 256;
+
+/// A chunk gc is committing, as seen from one partition's loaded index:
+/// the log's last seq before and after its statements, the row of its
+/// last log entry, and the generation of the index its rows were cut from.
+#[derive(Clone, Copy)]
+pub(crate) struct ChunkInFlight {
+    before: i64,
+    after: i64,
+    last_row: i64,
+    generation: u64,
+}
 
 /// An expired row, as the chunk's SELECT reads it.
 struct Expired {
@@ -86,13 +97,27 @@ impl EmbeddedStore {
             let before = max_seq(&tx)?;
             delete_chunk(&tx, now)?;
             let after = max_seq(&tx)?;
-            tx.commit().map_err(sql_err)?;
+            // The log entries are inserted in row order: the last is the
+            // chunk's highest row.
+            let last_row = by_partition
+                .values()
+                .flatten()
+                .copied()
+                .max()
+                .unwrap_or_default();
+            self.announce_chunk(&cut_from, (before, after), last_row);
+            let committed = tx.commit().map_err(sql_err);
+            if committed.is_err() {
+                self.chunk_landed(&cut_from);
+            }
+            committed?;
             for (partition, rows) in by_partition {
                 let generation = cut_from.get(&partition).copied().flatten();
                 self.mark_applied(&partition, &rows, (before, after), generation)?;
                 deleted += rows.len();
                 touched.insert(partition);
             }
+            self.chunk_landed(&cut_from);
         }
         // One checkpoint for the whole run, not one per chunk; readers in
         // the way leave the rest to the next one, which is harmless.
@@ -104,6 +129,70 @@ impl EmbeddedStore {
             memories_deleted: deleted,
             partitions: touched.len(),
         })
+    }
+
+    /// Before a chunk's commit, for each partition whose loaded index gc
+    /// cut the chunk's rows from: a search that catches up between the
+    /// commit and `mark_applied` finds the chunk here and need not read
+    /// its log entries back (`gc_chunk_applied`).
+    fn announce_chunk(
+        &self,
+        cut_from: &HashMap<String, Option<u64>>,
+        (before, after): (i64, i64),
+        last_row: i64,
+    ) {
+        let mut chunks = lock(&self.gc_chunks);
+        for (partition, generation) in cut_from {
+            if let Some(generation) = *generation {
+                let chunk = ChunkInFlight {
+                    before,
+                    after,
+                    last_row,
+                    generation,
+                };
+                chunks.insert(partition.clone(), chunk);
+            }
+        }
+    }
+
+    /// After the chunk's commit and `mark_applied` (or a failed commit).
+    fn chunk_landed(&self, cut_from: &HashMap<String, Option<u64>>) {
+        let mut chunks = lock(&self.gc_chunks);
+        for partition in cut_from.keys() {
+            chunks.remove(partition);
+        }
+    }
+
+    /// Whether the log entries an index of `partition` has not applied,
+    /// up to `latest`, are exactly a chunk gc cut from this very index:
+    /// it had applied everything before the chunk, nothing was written
+    /// after it, and the entry at `latest` is the chunk's last. That last
+    /// check is what makes it safe if the commit failed and another
+    /// writer reused the seqs: its entries name new rows, and a row
+    /// number is never given twice.
+    pub(crate) fn gc_chunk_applied(
+        &self,
+        conn: &rusqlite::Connection,
+        partition: &str,
+        p: &PartitionIndex,
+        latest: i64,
+    ) -> Result<bool> {
+        let Some(chunk) = lock(&self.gc_chunks).get(partition).copied() else {
+            return Ok(false);
+        };
+        if chunk.generation != p.generation
+            || chunk.before != p.applied_seq
+            || chunk.after != latest
+        {
+            return Ok(false);
+        }
+        let row: Option<i64> = conn
+            .query_row("SELECT row FROM index_log WHERE seq = ?1", [latest], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql_err)?;
+        Ok(row == Some(chunk.last_row))
     }
 
     /// Takes expired rows out of this process's loaded index of
@@ -264,10 +353,89 @@ fn delete_chunk(tx: &Transaction<'_>, now: i64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
     use std::sync::atomic::Ordering;
     use std::sync::RwLock;
 
-    use crate::EmbeddedStore;
+    use memloop_core::{NewMemory, Scope};
+
+    use super::ChunkInFlight;
+    use crate::partition::max_seq;
+    use crate::{lock, read, EmbeddedStore};
+
+    /// A search that catches up between a gc chunk's commit and gc's own
+    /// marking takes the chunk as applied only if the log's last entry is
+    /// the chunk's: after a failed commit, another writer's entries at
+    /// the same seqs are read back as usual.
+    #[test]
+    fn a_search_takes_gc_chunk_as_applied_only_if_its_last_entry_is_the_chunks() {
+        for (last_row_matches, vectors_after) in [(true, 3), (false, 1)] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = EmbeddedStore::for_test(dir.path());
+            let scope = Scope::user("u");
+            let partition = scope.partition().unwrap();
+            let items = (0..3)
+                .map(|i| {
+                    let v = vec![1.0, i as f32, 0.5, 0.25];
+                    (NewMemory::text(format!("memory number {i}")), v)
+                })
+                .collect();
+            store.insert(&scope, items).unwrap();
+            let part = store.partition_index(&partition).unwrap();
+            let (before, generation) = {
+                let p = read(&part);
+                (p.applied_seq, p.generation)
+            };
+            // gc's chunk: two rows deleted, their log entries in row order.
+            let rows: Vec<i64> = {
+                let conn = store.conn();
+                let mut stmt = conn
+                    .prepare("SELECT row FROM memories ORDER BY row LIMIT 2")
+                    .unwrap();
+                let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+                rows.collect::<rusqlite::Result<_>>().unwrap()
+            };
+            let after = {
+                let conn = store.conn();
+                for row in &rows {
+                    conn.execute(
+                        "INSERT INTO index_log (partition, row) VALUES (?1, ?2)",
+                        rusqlite::params![partition, row],
+                    )
+                    .unwrap();
+                    conn.execute("DELETE FROM memories WHERE row = ?1", [row])
+                        .unwrap();
+                }
+                max_seq(&conn).unwrap()
+            };
+            let last_row = if last_row_matches {
+                rows[1]
+            } else {
+                rows[1] + 1000
+            };
+            let chunk = ChunkInFlight {
+                before,
+                after,
+                last_row,
+                generation,
+            };
+            lock(&store.gc_chunks).insert(partition.clone(), chunk);
+            let cut_from = HashMap::from([(partition.clone(), Some(generation))]);
+            // Not cut from the index here, so what the catch-up did shows:
+            // taken as applied, the two rows are still in it.
+            let part = store.partition_index(&partition).unwrap();
+            let p = read(&part);
+            assert_eq!(p.applied_seq, after);
+            assert_eq!(
+                p.vectors.len(),
+                vectors_after,
+                "last row matches: {last_row_matches}"
+            );
+            drop(p);
+            store.chunk_landed(&cut_from);
+            assert!(lock(&store.gc_chunks).is_empty());
+        }
+    }
 
     /// A search that finds an index's lock held counts itself as waiting
     /// until it has the lock, which is what `let_searches_in` waits on.

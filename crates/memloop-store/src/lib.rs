@@ -155,6 +155,9 @@ pub struct EmbeddedStore {
     /// Searches waiting for a partition's index (`read_for_search`), which
     /// gc lets in between its slices of removals.
     searches_waiting: AtomicUsize,
+    /// gc's chunk being committed, by partition (`expire.rs`): a search
+    /// that finds exactly its log entries unapplied takes them as applied.
+    gc_chunks: Mutex<HashMap<String, expire::ChunkInFlight>>,
     embedder: EmbedderInfo,
     options: StoreOptions,
     access: AccessLog,
@@ -396,6 +399,7 @@ impl EmbeddedStore {
             partitions: Mutex::new(HashMap::new()),
             saving: Mutex::new(()),
             searches_waiting: AtomicUsize::new(0),
+            gc_chunks: Mutex::new(HashMap::new()),
             embedder,
             options,
             access,
