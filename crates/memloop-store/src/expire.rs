@@ -106,18 +106,18 @@ impl EmbeddedStore {
                 .max()
                 .unwrap_or_default();
             self.announce_chunk(&cut_from, (before, after), last_row);
-            let committed = tx.commit().map_err(sql_err);
-            if committed.is_err() {
-                self.chunk_landed(&cut_from);
-            }
-            committed?;
-            for (partition, rows) in by_partition {
-                let generation = cut_from.get(&partition).copied().flatten();
-                self.mark_applied(&partition, &rows, (before, after), generation)?;
-                deleted += rows.len();
-                touched.insert(partition);
-            }
+            let landed = tx.commit().map_err(sql_err).and_then(|()| {
+                for (partition, rows) in by_partition {
+                    let generation = cut_from.get(&partition).copied().flatten();
+                    self.mark_applied(&partition, &rows, (before, after), generation)?;
+                    deleted += rows.len();
+                    touched.insert(partition);
+                }
+                Ok(())
+            });
+            // Withdrawn whether the chunk landed or not.
             self.chunk_landed(&cut_from);
+            landed?;
         }
         // One checkpoint for the whole run, not one per chunk; readers in
         // the way leave the rest to the next one, which is harmless.
@@ -155,7 +155,7 @@ impl EmbeddedStore {
         }
     }
 
-    /// After the chunk's commit and `mark_applied` (or a failed commit).
+    /// After the chunk's commit and `mark_applied`, or either's failure.
     fn chunk_landed(&self, cut_from: &HashMap<String, Option<u64>>) {
         let mut chunks = lock(&self.gc_chunks);
         for partition in cut_from.keys() {
