@@ -4,6 +4,8 @@
 # every query text different, nothing cached), then raw adds at concurrency 8,
 # checking that every acknowledged add is stored. Prints the embedder's own
 # single-text throughput from the same run as the baseline.
+# Then the search at c = 32 again for each embedder kernel path, alternating
+# (COMPARE="default avx512", ROUNDS=2), with the throughput ratio.
 # Usage: scripts/load-test.sh [path/to/memloop]   (default: target/release/memloop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,3 +100,51 @@ errors=$(grep -c "Non-2xx" "$WORK/add.out" || true)
 stored=$("$BIN" --data-dir "$WORK/data" --json list --user adds --limit 1000 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["results"]))')
 stored_all=$(sqlite3 "$WORK/data/memloop.db" "select count(*) from memories where user_id='adds'" 2>/dev/null || echo "?")
 echo "adds acknowledged (2xx): $acked (non-2xx lines: $errors); stored for user adds: $stored_all (list shows up to 1000: $stored)"
+
+# Issue 18's comparison: search at c = 32 with each embedder kernel path
+# (MEMLOOP_GEMM), alternating ROUNDS times on the same store and queries, so
+# the machine's noise falls on both. COMPARE="" skips it; a path the CPU
+# cannot run is reported and skipped.
+COMPARE=${COMPARE-"default avx512"}
+ROUNDS=${ROUNDS:-2}
+if [ -n "$COMPARE" ]; then
+  echo "== search at concurrency 32 by kernel path ($COMPARE), $ROUNDS rounds of 15 s, alternating"
+  : > "$WORK/compare.txt"
+  for round in $(seq "$ROUNDS"); do
+    for path in $COMPARE; do
+      if [ "$path" = default ]; then gemm=""; else gemm=$path; fi
+      MEMLOOP_GEMM=$gemm "$BIN" --data-dir "$WORK/data" serve --addr "127.0.0.1:$PORT" 2>"$WORK/server-$path.log" &
+      SERVER=$!
+      up=""
+      for _ in $(seq 100); do curl -sf "127.0.0.1:$PORT/readyz" >/dev/null && { up=1; break; }; kill -0 $SERVER 2>/dev/null || break; sleep 0.2; done
+      if [ -z "$up" ]; then
+        echo "path $path: the server did not start ($(tail -1 "$WORK/server-$path.log")); skipped"
+        kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true
+        continue
+      fi
+      curl -sf -o /dev/null -H "Content-Type: application/json" -d '{"query":"warm up","user_id":"load"}' \
+        "127.0.0.1:$PORT/v1/memories/search"
+      wrk -t 2 -c 32 -d 15s --timeout 10s --latency -s "$WORK/search.lua" "http://127.0.0.1:$PORT" > "$WORK/run.out"
+      rate=$(awk '/Requests\/sec/ {print $2}' "$WORK/run.out")
+      p50=$(awk '$1 == "50%" {print $2}' "$WORK/run.out")
+      p99=$(awk '$1 == "99%" {print $2}' "$WORK/run.out")
+      bad=$(awk '/Non-2xx/ {print $NF}' "$WORK/run.out")
+      echo "round $round, path $path: $rate searches/s, p50 $p50, p99 $p99, non-2xx ${bad:-0}"
+      echo "$path $rate" >> "$WORK/compare.txt"
+      kill -TERM $SERVER; wait $SERVER || true
+    done
+  done
+  python3 - "$WORK/compare.txt" $COMPARE <<'PY'
+import sys
+rates = {}
+for line in open(sys.argv[1]):
+    path, rate = line.split()
+    rates.setdefault(path, []).append(float(rate))
+paths = [p for p in sys.argv[2:] if p in rates]
+if len(paths) >= 2:
+    base = paths[-1]
+    mean = lambda p: sum(rates[p]) / len(rates[p])
+    for p in paths[:-1]:
+        print(f"{p} against {base}: {mean(p):.0f} / {mean(base):.0f} searches/s = {mean(p) / mean(base):.2f}x")
+PY
+fi

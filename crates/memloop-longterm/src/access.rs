@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use memloop_core::{MemoryRecord, Result};
 
+use crate::rank::RankInputs;
+
 /// How often the background thread writes what is pending.
 const WRITE_EVERY: Duration = Duration::from_secs(5);
 /// Past this many pending memories the counts are written at once.
@@ -26,6 +28,24 @@ const MAX_PENDING: usize = 4096;
 /// Per (tenant, memory id): retrievals not yet written, and the latest
 /// one's time (ms).
 pub type PendingAccess = HashMap<(String, String), (u64, i64)>;
+
+/// What carries a memory's retrieval counts: its id, its count and when
+/// it was last retrieved.
+pub trait Retrieved {
+    fn counts(&mut self) -> (&str, &mut u64, &mut Option<i64>);
+}
+
+impl Retrieved for MemoryRecord {
+    fn counts(&mut self) -> (&str, &mut u64, &mut Option<i64>) {
+        (&self.id, &mut self.access_count, &mut self.last_accessed_at)
+    }
+}
+
+impl Retrieved for RankInputs {
+    fn counts(&mut self) -> (&str, &mut u64, &mut Option<i64>) {
+        (&self.id, &mut self.access_count, &mut self.last_accessed_at)
+    }
+}
 
 /// Writes a batch of counts in one transaction: `access_count` + n,
 /// `last_accessed_at` the later of the stored one and the batch's.
@@ -119,20 +139,24 @@ impl AccessBatch {
         p.get(&(tenant.to_string(), id.to_string())).copied()
     }
 
-    /// Adds the retrievals not yet written to the records' counts.
-    pub fn merge_into<'a>(
+    /// Adds the retrievals not yet written to the records' counts (whole
+    /// records or a search's [`RankInputs`]).
+    pub fn merge_into<'a, R: Retrieved + 'a>(
         &self,
         tenant: &str,
-        records: impl IntoIterator<Item = &'a mut MemoryRecord>,
+        records: impl IntoIterator<Item = &'a mut R>,
     ) {
         let p = lock(&self.pending);
         if p.is_empty() {
             return;
         }
+        let mut key = (tenant.to_string(), String::new());
         for r in records {
-            if let Some(&(n, at)) = p.get(&(tenant.to_string(), r.id.clone())) {
-                r.access_count = r.access_count.saturating_add(n);
-                r.last_accessed_at = Some(r.last_accessed_at.map_or(at, |t| t.max(at)));
+            let (id, count, last) = r.counts();
+            id.clone_into(&mut key.1);
+            if let Some(&(n, at)) = p.get(&key) {
+                *count = count.saturating_add(n);
+                *last = Some(last.map_or(at, |t| t.max(at)));
             }
         }
     }

@@ -73,25 +73,73 @@ pub fn fuse_candidates(
     }
 }
 
+/// What decay and a query's time window rank a candidate by: a few
+/// numbers of its record (and its id, to add the retrievals not yet
+/// written). A backend reads these for every candidate before the cut and
+/// whole records only for the rows that survive it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankInputs {
+    pub id: String,
+    pub valid_from: i64,
+    pub importance: f32,
+    pub access_count: u64,
+    pub last_accessed_at: Option<i64>,
+}
+
+impl From<&MemoryRecord> for RankInputs {
+    fn from(r: &MemoryRecord) -> Self {
+        RankInputs {
+            id: r.id.clone(),
+            valid_from: r.valid_from,
+            importance: r.importance,
+            access_count: r.access_count,
+            last_accessed_at: r.last_accessed_at,
+        }
+    }
+}
+
 impl Ranked {
-    /// Whether decay or a time window ranks too: then every candidate's
-    /// record is needed before the cut ([`Ranked::add_decay`],
-    /// [`Ranked::add_time`]).
-    pub fn needs_records_before_cut(&self) -> bool {
-        self.decay.is_some() || self.time.is_some()
+    /// Cuts the candidates to the best and reads their records, with the
+    /// backend's own reads: `inputs` gives the [`RankInputs`] of the rows
+    /// it is asked for, `records` their whole records. With decay or a time
+    /// window every candidate's inputs are read first (they move rows
+    /// across the cut); then the best `top_k` rows' records, and the rest
+    /// of the cut only if those do not settle the hits
+    /// ([`Ranked::settled`]). Whole records for every candidate (a hundred
+    /// or more, for ten hits) were most of what a served search spent
+    /// outside the embedder when its text named a time (docs/benchmarks.md).
+    pub fn cut_and_hydrate(
+        &mut self,
+        q: &SearchQuery,
+        now: i64,
+        inputs: impl FnOnce(&[i64]) -> Result<HashMap<i64, RankInputs>>,
+        mut records: impl FnMut(&[i64]) -> Result<HashMap<i64, MemoryRecord>>,
+    ) -> Result<HashMap<i64, MemoryRecord>> {
+        if self.decay.is_some() || self.time.is_some() {
+            let inputs = inputs(&self.rows())?;
+            self.add_decay(&inputs, now);
+            self.add_time(&inputs);
+        }
+        self.cut(q.top_k);
+        let (first, rest) = self.hydration_order(q.top_k);
+        let mut found = records(&first)?;
+        if !self.settled(&found, q, now) {
+            found.extend(records(&rest)?);
+        }
+        Ok(found)
     }
 
     /// The candidates' rows, in their current order.
-    pub fn rows(&self) -> Vec<i64> {
+    fn rows(&self) -> Vec<i64> {
         self.rows.iter().map(|r| r.0).collect()
     }
 
     /// Adds each candidate's weighted decay signal (recency × importance ×
     /// use) to its score, and records the signal in its scores.
-    pub fn add_decay(&mut self, records: &HashMap<i64, MemoryRecord>, now: i64) {
+    fn add_decay(&mut self, inputs: &HashMap<i64, RankInputs>, now: i64) {
         let Some(d) = self.decay else { return };
         for (row, s, score) in &mut self.rows {
-            if let Some(r) = records.get(row) {
+            if let Some(r) = inputs.get(row) {
                 s.decay = decay_of(r, d, now);
                 *score += d.weight * s.decay / (1.0 + self.extra);
             }
@@ -103,11 +151,11 @@ impl Ranked {
     /// never take a place in the top k), a boost adds each one's weighted
     /// time signal ([`TimeWindow::closeness`] of its `valid_from`). Either
     /// way the signal is recorded in its scores.
-    pub fn add_time(&mut self, records: &HashMap<i64, MemoryRecord>) {
+    fn add_time(&mut self, inputs: &HashMap<i64, RankInputs>) {
         let Some(t) = self.time else { return };
         let (weight, extra) = (t.boost(), self.extra);
         self.rows.retain_mut(|(row, s, score)| {
-            let Some(r) = records.get(row) else {
+            let Some(r) = inputs.get(row) else {
                 return true;
             };
             if t.filters() {
@@ -122,7 +170,7 @@ impl Ranked {
 
     /// Best first, then a few more than asked for kept: rows that turn out
     /// deleted or invisible when hydrated are dropped after this.
-    pub fn cut(&mut self, top_k: usize) {
+    fn cut(&mut self, top_k: usize) {
         self.rows
             .sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
         self.rows.truncate(top_k * 2 + 10);
@@ -134,7 +182,7 @@ impl Ranked {
     /// rest every time tripled the rows a search read for nothing in the
     /// usual case, and at a million memories reading records was a quarter
     /// of a search (docs/benchmarks.md).
-    pub fn hydration_order(&self, top_k: usize) -> (Vec<i64>, Vec<i64>) {
+    fn hydration_order(&self, top_k: usize) -> (Vec<i64>, Vec<i64>) {
         let rows = self.rows();
         let first = rows.len().min(top_k);
         (rows[..first].to_vec(), rows[first..].to_vec())
@@ -144,7 +192,7 @@ impl Ranked {
     /// is found and shown, or scores below `min_score` (so does every row
     /// after it), and none holds a superseded claim, which
     /// [`finish`] may rank below its replacement and so let a later row in.
-    pub fn settled(&self, records: &HashMap<i64, MemoryRecord>, q: &SearchQuery, now: i64) -> bool {
+    fn settled(&self, records: &HashMap<i64, MemoryRecord>, q: &SearchQuery, now: i64) -> bool {
         self.rows.iter().take(q.top_k).all(|(row, _, score)| {
             *score < q.min_score
                 || records
@@ -193,7 +241,7 @@ fn shown(record: &MemoryRecord, q: &SearchQuery, now: i64) -> bool {
 
 /// A record's decay signal at `now` (see `memloop_core::fusion::decay`):
 /// recency counts from when it became true or was last retrieved.
-pub fn decay_of(r: &MemoryRecord, d: Decay, now: i64) -> f32 {
+pub fn decay_of(r: &RankInputs, d: Decay, now: i64) -> f32 {
     let fresh_since = r
         .last_accessed_at
         .map_or(r.valid_from, |t| t.max(r.valid_from));
@@ -351,5 +399,80 @@ mod tests {
         let (got, settled) = hits(&all, &high);
         assert!(settled);
         assert_eq!(got.len(), 6, "{got:?}");
+    }
+
+    /// With decay or a time window, every candidate's rank inputs are read
+    /// but whole records only for the rows that survive the cut; the hits
+    /// are those reading every record gives, and the signals move rows
+    /// across the cut (here a late row, recent and important, enters).
+    #[test]
+    fn rank_inputs_for_every_candidate_records_only_for_the_cut() {
+        const DAY: i64 = 86_400_000;
+        let now = 400 * DAY;
+        let all: HashMap<i64, MemoryRecord> = (0..100)
+            .map(|r| {
+                let mut rec = record(r);
+                rec.valid_from = if r == 90 { now } else { DAY };
+                rec.importance = if r == 90 { 1.0 } else { 0.1 };
+                (r, rec)
+            })
+            .collect();
+        let keyword: Vec<(i64, f32)> = (0..100).map(|r| (r, (100 - r) as f32)).collect();
+        let mut with_decay = SearchQuery::new(Scope::user("u"), "q");
+        with_decay.decay = Some(Decay {
+            weight: 2.0,
+            half_life_ms: 30 * DAY,
+        });
+        let mut with_time = SearchQuery::new(Scope::user("u"), "q");
+        with_time.time = Some(TimeWindow {
+            start: Some(now - DAY),
+            end: Some(now + DAY),
+            mode: crate::TimeMode::Boost(2.0),
+        });
+        for q in [with_decay, with_time] {
+            let mut ranked = fuse_candidates(&q, &[], &keyword, &HashSet::new());
+            let (mut asked_inputs, mut asked_records) = (0, 0);
+            let read = ranked
+                .cut_and_hydrate(
+                    &q,
+                    now,
+                    |rows| {
+                        asked_inputs += rows.len();
+                        Ok(rows
+                            .iter()
+                            .map(|r| (*r, RankInputs::from(&all[r])))
+                            .collect())
+                    },
+                    |rows| {
+                        asked_records += rows.len();
+                        Ok(rows.iter().map(|r| (*r, all[r].clone())).collect())
+                    },
+                )
+                .unwrap();
+            assert_eq!(asked_inputs, 100);
+            assert_eq!(asked_records, q.top_k, "the first ten settle the hits");
+            let got: Vec<String> = ranked
+                .into_hits(&read, &q, now)
+                .into_iter()
+                .map(|h| h.record.id)
+                .collect();
+            // Reading every record and ranking them all gives the same.
+            let mut every = fuse_candidates(&q, &[], &keyword, &HashSet::new());
+            let inputs = all
+                .iter()
+                .map(|(r, rec)| (*r, RankInputs::from(rec)))
+                .collect();
+            every.add_decay(&inputs, now);
+            every.add_time(&inputs);
+            every.cut(q.top_k);
+            let want: Vec<String> = every
+                .into_hits(&all, &q, now)
+                .into_iter()
+                .take(q.top_k)
+                .map(|h| h.record.id)
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(got[0], "m90", "{got:?}");
+        }
     }
 }

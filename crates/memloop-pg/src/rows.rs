@@ -1,6 +1,7 @@
 //! Mapping between `memories` rows and `MemoryRecord`.
 
 use memloop_core::{Error, Kind, MemoryRecord, Provenance, Result, Scope, StoreError};
+use memloop_longterm::rank::RankInputs;
 use postgres::Row;
 
 /// The columns every record query selects, in the order `record_from_row` reads them.
@@ -13,6 +14,25 @@ fn damaged(what: &str, id: &str, e: impl std::fmt::Display) -> Error {
     Error::Storage(StoreError::message(format!(
         "memory {id} has an unreadable {what} ({e})"
     )))
+}
+
+/// The columns `rank_inputs_from_row` reads: what decay and a time window
+/// rank by, without the texts.
+pub const RANK_INPUT_COLUMNS: &str =
+    "rid, id, valid_from, importance, access_count, last_accessed_at";
+
+pub fn rank_inputs_from_row(r: &Row) -> Result<(i64, RankInputs)> {
+    let get = |e: postgres::Error| Error::Storage(StoreError::from_source(e));
+    Ok((
+        r.try_get(0).map_err(get)?,
+        RankInputs {
+            id: r.try_get(1).map_err(get)?,
+            valid_from: r.try_get(2).map_err(get)?,
+            importance: r.try_get(3).map_err(get)?,
+            access_count: r.try_get::<_, i64>(4).map_err(get)?.max(0) as u64,
+            last_accessed_at: r.try_get(5).map_err(get)?,
+        },
+    ))
 }
 
 /// A row as (rid, record); a row whose stored values do not parse is a

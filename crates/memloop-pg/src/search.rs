@@ -4,16 +4,17 @@
 //! that speaker said, and a hit holding a superseded claim names (and ranks
 //! below) its replacement.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
-use memloop_core::{Error, MemoryRecord, Result, SearchHit};
+use memloop_core::{Error, Result, SearchHit};
 use memloop_longterm::{rank, SearchQuery};
 use pgvector::HalfVector;
 
 use crate::keyword_cache::{KeywordQuery, Position, Prepared};
 use crate::pool::Tx;
 use crate::read::{get_in, kinds_param, numbered, NARROWING};
-use crate::rows::{record_from_row, RECORD_COLUMNS};
+use crate::rows::{rank_inputs_from_row, record_from_row, RANK_INPUT_COLUMNS, RECORD_COLUMNS};
 use crate::{terms, PgStore, Tenancy};
 
 /// The rows a search looks through: the current ones (not expired at
@@ -279,25 +280,25 @@ impl PgStore {
             };
             let pairs = |h: &Hits| h.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>();
             let mut ranked = rank::fuse_candidates(q, &pairs(&vec_hits), &pairs(&kw_hits), &spoken);
-            let records = if ranked.needs_records_before_cut() {
-                // Decay needs every candidate's record before the cut.
-                let mut records = records_by_rid(tx, &ranked.rows())?;
-                // This handle's retrievals not yet written count too.
-                self.access.merge_into(tenant, records.values_mut());
-                ranked.add_decay(&records, now);
-                ranked.add_time(&records);
-                ranked.cut(q.top_k);
-                records
-            } else {
-                ranked.cut(q.top_k);
-                let (first, rest) = ranked.hydration_order(q.top_k);
-                let mut records = records_by_rid(tx, &first)?;
-                if !ranked.settled(&records, q, now) {
-                    records.extend(records_by_rid(tx, &rest)?);
-                }
-                self.access.merge_into(tenant, records.values_mut());
-                records
-            };
+            // Both reads go through the one transaction, one after the other.
+            let shared = RefCell::new(&mut *tx);
+            let records = ranked.cut_and_hydrate(
+                q,
+                now,
+                |rids| {
+                    let tx = &mut **shared.borrow_mut();
+                    let mut inputs = by_rid(tx, RANK_INPUT_COLUMNS, rids, rank_inputs_from_row)?;
+                    // This handle's retrievals not yet written count too.
+                    self.access.merge_into(tenant, inputs.values_mut());
+                    Ok(inputs)
+                },
+                |rids| {
+                    let tx = &mut **shared.borrow_mut();
+                    let mut records = by_rid(tx, RECORD_COLUMNS, rids, record_from_row)?;
+                    self.access.merge_into(tenant, records.values_mut());
+                    Ok(records)
+                },
+            )?;
             let mut out = ranked.into_hits(&records, q, now);
             rank::finish(&mut out, q.top_k, now, |id| match get_in(tx, tenant, id) {
                 Ok(rec) => Ok(Some(rec)),
@@ -418,13 +419,19 @@ fn with_speakers(
         .collect())
 }
 
-fn records_by_rid(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {
+/// `columns` of the given rows, each mapped by `from_row` to (rid, T).
+fn by_rid<T>(
+    tx: &mut Tx<'_>,
+    columns: &str,
+    rids: &[i64],
+    from_row: fn(&postgres::Row) -> Result<(i64, T)>,
+) -> Result<HashMap<i64, T>> {
     if rids.is_empty() {
         return Ok(HashMap::new());
     }
     let rows = tx.query(
-        &format!("SELECT {RECORD_COLUMNS} FROM memories WHERE rid = ANY($1)"),
+        &format!("SELECT {columns} FROM memories WHERE rid = ANY($1)"),
         &[&rids],
     )?;
-    rows.iter().map(record_from_row).collect()
+    rows.iter().map(from_row).collect()
 }

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use memloop_core::time::Clock;
-use memloop_core::{MemoryRecord, Result};
-use memloop_longterm::access::{AccessBatch, PendingAccess};
+use memloop_core::Result;
+use memloop_longterm::access::{AccessBatch, PendingAccess, Retrieved};
 use rusqlite::{params, Connection, Transaction};
 
 use crate::{lock, sql_err, write_tx};
@@ -40,7 +40,7 @@ impl AccessLog {
 
     /// Adds the retrievals not yet written to the records' access counts,
     /// so this handle's searches see its own retrievals at once.
-    pub(crate) fn merge_into(&self, tenant: &str, records: &mut HashMap<i64, MemoryRecord>) {
+    pub(crate) fn merge_into<R: Retrieved>(&self, tenant: &str, records: &mut HashMap<i64, R>) {
         self.batch.merge_into(tenant, records.values_mut());
     }
 

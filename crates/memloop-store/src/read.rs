@@ -6,7 +6,10 @@ use std::sync::{Arc, RwLock};
 use memloop_core::{Error, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit};
 use rusqlite::{params_from_iter, OptionalExtension};
 
-use crate::rows::{history_from_row, record_from_row, HISTORY_COLUMNS, RECORD_COLUMNS};
+use crate::rows::{
+    history_from_row, rank_inputs_from_row, record_from_row, HISTORY_COLUMNS, RANK_INPUT_COLUMNS,
+    RECORD_COLUMNS,
+};
 use crate::{lock, read, sql_err, EmbeddedStore};
 use memloop_longterm::{
     number_sessions, rank, Entity, ListQuery, SearchQuery, SessionInfo, Stats, MAX_LIMIT,
@@ -250,25 +253,22 @@ impl EmbeddedStore {
             (vec_hits, kw_hits, spoken)
         };
         let mut ranked = rank::fuse_candidates(q, &vec_hits, &kw_hits, &spoken);
-        let records = if ranked.needs_records_before_cut() {
-            let mut records = self.records_by_row(&ranked.rows())?;
-            self.access.merge_into(&q.scope.tenant, &mut records);
-            ranked.add_decay(&records, now);
-            ranked.add_time(&records);
-            ranked.cut(q.top_k);
-            records
-        } else {
-            ranked.cut(q.top_k);
-            let (first, rest) = ranked.hydration_order(q.top_k);
-            let mut records = self.records_by_row(&first)?;
-            if !ranked.settled(&records, q, now) {
-                records.extend(self.records_by_row(&rest)?);
-            }
-            self.access.merge_into(&q.scope.tenant, &mut records);
-            records
-        };
-        let mut out = ranked.into_hits(&records, q, now);
         let tenant = q.scope.tenant.as_str();
+        let records = ranked.cut_and_hydrate(
+            q,
+            now,
+            |rows| {
+                let mut inputs = self.by_rows(RANK_INPUT_COLUMNS, rows, rank_inputs_from_row)?;
+                self.access.merge_into(tenant, &mut inputs);
+                Ok(inputs)
+            },
+            |rows| {
+                let mut records = self.by_rows(RECORD_COLUMNS, rows, record_from_row)?;
+                self.access.merge_into(tenant, &mut records);
+                Ok(records)
+            },
+        )?;
+        let mut out = ranked.into_hits(&records, q, now);
         rank::finish(&mut out, q.top_k, now, |id| match self.get(tenant, id) {
             Ok(rec) => Ok(Some(rec)),
             Err(Error::NotFound(_)) => Ok(None),
@@ -307,7 +307,13 @@ impl EmbeddedStore {
         Ok(out)
     }
 
-    fn records_by_row(&self, rows: &[i64]) -> Result<HashMap<i64, MemoryRecord>> {
+    /// `columns` of the given rows, each mapped by `from_row` to (row, T).
+    fn by_rows<T>(
+        &self,
+        columns: &str,
+        rows: &[i64],
+        from_row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<(i64, T)>,
+    ) -> Result<HashMap<i64, T>> {
         if rows.is_empty() {
             return Ok(HashMap::new());
         }
@@ -320,7 +326,7 @@ impl EmbeddedStore {
         let placeholders = vec!["?"; slots].join(",");
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT {RECORD_COLUMNS} FROM memories WHERE row IN ({placeholders})"
+                "SELECT {columns} FROM memories WHERE row IN ({placeholders})"
             ))
             .map_err(sql_err)?;
         let last = rows.last().copied().unwrap_or_default();
@@ -330,7 +336,7 @@ impl EmbeddedStore {
             .chain(std::iter::repeat(last))
             .take(slots);
         let found = stmt
-            .query_map(params_from_iter(padded), record_from_row)
+            .query_map(params_from_iter(padded), from_row)
             .map_err(sql_err)?;
         found
             .collect::<rusqlite::Result<HashMap<_, _>>>()

@@ -2,6 +2,7 @@
 
 use half::slice::HalfFloatSliceExt;
 use memloop_core::{Event, HistoryEntry, Kind, MemoryRecord, Provenance, Scope};
+use memloop_longterm::rank::RankInputs;
 use rusqlite::Row;
 
 /// The columns every record query selects, in the order `record_from_row` reads them.
@@ -9,6 +10,24 @@ pub const RECORD_COLUMNS: &str =
     "row, id, tenant, user_id, agent_id, session_id, kind, text, metadata, \
      created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, \
      last_accessed_at, provenance, content_hash, context, superseded_by";
+
+/// The columns `rank_inputs_from_row` reads: what decay and a time window
+/// rank by, without the texts.
+pub const RANK_INPUT_COLUMNS: &str =
+    "row, id, valid_from, importance, access_count, last_accessed_at";
+
+pub fn rank_inputs_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, RankInputs)> {
+    Ok((
+        r.get(0)?,
+        RankInputs {
+            id: r.get(1)?,
+            valid_from: r.get(2)?,
+            importance: r.get::<_, f64>(3)? as f32,
+            access_count: r.get::<_, i64>(4)?.max(0) as u64,
+            last_accessed_at: r.get(5)?,
+        },
+    ))
+}
 
 pub fn record_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, MemoryRecord)> {
     let kind: String = r.get(6)?;
