@@ -71,7 +71,7 @@ pub async fn search(
     state: State<AppState>,
     tenant: Tenant,
     body: ApiJson<SearchRequest>,
-) -> ApiResult {
+) -> Result<Json<memories::SearchAnswer>, ApiError> {
     memories::search(state, tenant, body).await
 }
 

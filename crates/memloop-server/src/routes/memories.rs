@@ -5,9 +5,10 @@
 use axum::extract::State;
 use axum::Json;
 use memloop::{
-    Kind, ListQuery, Lookup, MemoryById, MemoryUpdate, NewMemory, RememberOptions, SearchQuery,
+    Kind, ListQuery, Lookup, MemoryById, MemoryUpdate, NewMemory, RememberOptions, SearchHit,
+    SearchQuery, TimeReading,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
@@ -184,7 +185,7 @@ pub async fn search(
     State(state): State<AppState>,
     tenant: Tenant,
     ApiJson(mut req): ApiJson<SearchRequest>,
-) -> ApiResult {
+) -> Result<Json<SearchAnswer>, ApiError> {
     req.scope.lift_from(&mut req.filters);
     let scope = req.scope.in_tenant(&tenant)?;
     let mut q = SearchQuery::new(scope, req.query);
@@ -213,11 +214,21 @@ pub async fn search(
         Ok((memory.search(&q)?, time))
     })
     .await?;
-    let mut out = json!({ "results": hits });
-    if let Some(t) = time {
-        out["time"] = json!(t);
-    }
-    Ok(Json(out))
+    Ok(Json(SearchAnswer {
+        results: hits,
+        time,
+    }))
+}
+
+/// A search's answer (documented as `SearchResponse`), written straight
+/// into the body: through a `serde_json::Value` first, every field was
+/// built and freed once more (about half the JSON time of a served
+/// search, docs/benchmarks.md).
+#[derive(Serialize)]
+pub struct SearchAnswer {
+    results: Vec<SearchHit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<TimeReading>,
 }
 
 /// The memories of a scope, newest first.
