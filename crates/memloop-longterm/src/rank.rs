@@ -76,7 +76,9 @@ pub fn fuse_candidates(
 /// What decay and a query's time window rank a candidate by: a few
 /// numbers of its record (and its id, to add the retrievals not yet
 /// written). A backend reads these for every candidate before the cut and
-/// whole records only for the rows that survive it.
+/// whole records only for the rows that survive it. When only a time
+/// window ranks (no decay), only `valid_from` is used, and a backend may
+/// give just that (the other fields at their defaults).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankInputs {
     pub id: String,
@@ -84,6 +86,19 @@ pub struct RankInputs {
     pub importance: f32,
     pub access_count: u64,
     pub last_accessed_at: Option<i64>,
+}
+
+impl RankInputs {
+    /// The inputs of a search that ranks by time alone.
+    pub fn valid_from(valid_from: i64) -> Self {
+        RankInputs {
+            id: String::new(),
+            valid_from,
+            importance: 0.0,
+            access_count: 0,
+            last_accessed_at: None,
+        }
+    }
 }
 
 impl From<&MemoryRecord> for RankInputs {
@@ -101,7 +116,8 @@ impl From<&MemoryRecord> for RankInputs {
 impl Ranked {
     /// Cuts the candidates to the best and reads their records, with the
     /// backend's own reads: `inputs` gives the [`RankInputs`] of the rows
-    /// it is asked for, `records` their whole records. With decay or a time
+    /// it is asked for (every field when its flag, decay, is set; else
+    /// `valid_from` suffices), `records` their whole records. With decay or a time
     /// window every candidate's inputs are read first (they move rows
     /// across the cut); then the best `top_k` rows' records, and the rest
     /// of the cut only if those do not settle the hits
@@ -112,11 +128,11 @@ impl Ranked {
         &mut self,
         q: &SearchQuery,
         now: i64,
-        inputs: impl FnOnce(&[i64]) -> Result<HashMap<i64, RankInputs>>,
+        inputs: impl FnOnce(&[i64], bool) -> Result<HashMap<i64, RankInputs>>,
         mut records: impl FnMut(&[i64]) -> Result<HashMap<i64, MemoryRecord>>,
     ) -> Result<HashMap<i64, MemoryRecord>> {
         if self.decay.is_some() || self.time.is_some() {
-            let inputs = inputs(&self.rows())?;
+            let inputs = inputs(&self.rows(), self.decay.is_some())?;
             self.add_decay(&inputs, now);
             self.add_time(&inputs);
         }
@@ -436,7 +452,7 @@ mod tests {
                 .cut_and_hydrate(
                     &q,
                     now,
-                    |rows| {
+                    |rows, _| {
                         asked_inputs += rows.len();
                         Ok(rows
                             .iter()

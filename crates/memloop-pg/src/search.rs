@@ -285,7 +285,7 @@ impl PgStore {
             let records = ranked.cut_and_hydrate(
                 q,
                 now,
-                |rids| {
+                |rids, _| {
                     let tx = &mut **shared.borrow_mut();
                     let mut inputs = by_rid(tx, RANK_INPUT_COLUMNS, rids, rank_inputs_from_row)?;
                     // This handle's retrievals not yet written count too.

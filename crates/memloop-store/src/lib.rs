@@ -38,6 +38,7 @@ mod rows;
 mod schema;
 mod seam;
 mod stored_terms;
+mod valid_from;
 pub mod vector;
 mod write;
 
@@ -161,6 +162,8 @@ pub struct EmbeddedStore {
     embedder: EmbedderInfo,
     options: StoreOptions,
     access: AccessLog,
+    /// Rows' `valid_from`, for searches that rank by time (`valid_from.rs`).
+    valid_from: valid_from::ValidFromCache,
 }
 
 /// How a SQLite error reaches callers. A lock held by another connection is
@@ -403,6 +406,7 @@ impl EmbeddedStore {
             embedder,
             options,
             access,
+            valid_from: Default::default(),
         })
     }
 

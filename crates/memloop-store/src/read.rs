@@ -11,6 +11,7 @@ use crate::rows::{
     RECORD_COLUMNS,
 };
 use crate::{lock, read, sql_err, EmbeddedStore};
+use memloop_longterm::rank::RankInputs;
 use memloop_longterm::{
     number_sessions, rank, Entity, ListQuery, SearchQuery, SessionInfo, Stats, MAX_LIMIT,
 };
@@ -257,7 +258,10 @@ impl EmbeddedStore {
         let records = ranked.cut_and_hydrate(
             q,
             now,
-            |rows| {
+            |rows, decay| {
+                if !decay {
+                    return self.valid_from_of(rows);
+                }
                 let mut inputs = self.by_rows(RANK_INPUT_COLUMNS, rows, rank_inputs_from_row)?;
                 self.access.merge_into(tenant, &mut inputs);
                 Ok(inputs)
@@ -305,6 +309,19 @@ impl EmbeddedStore {
             }
         }
         Ok(out)
+    }
+
+    /// The rows' `valid_from` (all a search ranking by time alone needs),
+    /// remembered ones without reading the store.
+    fn valid_from_of(&self, rows: &[i64]) -> Result<HashMap<i64, RankInputs>> {
+        let (mut found, missing) = self.valid_from.get(rows);
+        let read = self.by_rows("row, valid_from", &missing, |r| Ok((r.get(0)?, r.get(1)?)))?;
+        self.valid_from.remember(&read);
+        found.extend(read);
+        Ok(found
+            .into_iter()
+            .map(|(row, t)| (row, RankInputs::valid_from(t)))
+            .collect())
     }
 
     /// `columns` of the given rows, each mapped by `from_row` to (row, T).
