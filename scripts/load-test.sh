@@ -44,14 +44,28 @@ PY
 "$BIN" --data-dir "$WORK/data" --json add --user load --file "$WORK/memories.txt" >/dev/null
 echo "stored: $("$BIN" --data-dir "$WORK/data" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["memories"])') memories"
 
-"$BIN" --data-dir "$WORK/data" serve --addr "127.0.0.1:$PORT" 2>"$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 50); do curl -sf "127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
+# Starts the server (MEMLOOP_GEMM=$1, blank for the default path; its log
+# in $2) and waits until it is ready; fails if it exits or is not ready in 20 s.
+start_server() {
+  MEMLOOP_GEMM=$1 "$BIN" --data-dir "$WORK/data" serve --addr "127.0.0.1:$PORT" 2>"$2" &
+  SERVER=$!
+  for _ in $(seq 100); do
+    curl -sf "127.0.0.1:$PORT/readyz" >/dev/null && return 0
+    kill -0 $SERVER 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+# One search of the load user (the first one loads its indexes).
+warm_up() {
+  curl -sf -o /dev/null -H "Content-Type: application/json" -d '{"query":"warm up","user_id":"load"}' \
+    "$@" "127.0.0.1:$PORT/v1/memories/search"
+}
+
+start_server "" "$WORK/server.log" || { echo "the server did not start: $(tail -1 "$WORK/server.log")"; exit 1; }
 # The user's first search loads its indexes (and builds the HNSW graph, over
 # 5,000 memories): timed on its own, then the steady state is measured.
-curl -sf -o /dev/null -w "first search (loads the user's indexes): %{time_total} s\n" \
-  -H "Content-Type: application/json" -d '{"query":"warm up","user_id":"load"}' \
-  "127.0.0.1:$PORT/v1/memories/search"
+warm_up -w "first search (loads the user's indexes): %{time_total} s\n"
 
 cat > "$WORK/search.lua" <<LUA
 local queries = {}
@@ -113,17 +127,12 @@ if [ -n "$COMPARE" ]; then
   for round in $(seq "$ROUNDS"); do
     for path in $COMPARE; do
       if [ "$path" = default ]; then gemm=""; else gemm=$path; fi
-      MEMLOOP_GEMM=$gemm "$BIN" --data-dir "$WORK/data" serve --addr "127.0.0.1:$PORT" 2>"$WORK/server-$path.log" &
-      SERVER=$!
-      up=""
-      for _ in $(seq 100); do curl -sf "127.0.0.1:$PORT/readyz" >/dev/null && { up=1; break; }; kill -0 $SERVER 2>/dev/null || break; sleep 0.2; done
-      if [ -z "$up" ]; then
+      if ! start_server "$gemm" "$WORK/server-$path.log"; then
         echo "path $path: the server did not start ($(tail -1 "$WORK/server-$path.log")); skipped"
         kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true
         continue
       fi
-      curl -sf -o /dev/null -H "Content-Type: application/json" -d '{"query":"warm up","user_id":"load"}' \
-        "127.0.0.1:$PORT/v1/memories/search"
+      warm_up
       wrk -t 2 -c 32 -d 15s --timeout 10s --latency -s "$WORK/search.lua" "http://127.0.0.1:$PORT" > "$WORK/run.out"
       rate=$(awk '/Requests\/sec/ {print $2}' "$WORK/run.out")
       p50=$(awk '$1 == "50%" {print $2}' "$WORK/run.out")
