@@ -53,6 +53,11 @@ pub struct BenchArgs {
     /// first half written, as when everything has the same TTL).
     #[arg(long, default_value = "interleaved")]
     gc_layout: String,
+    /// Save the store's indexes after the gc figure's import, as a store
+    /// closed and opened again (or a server's earlier gc) has them: gc then
+    /// saves only what it removed. Without it, gc also saves the import.
+    #[arg(long)]
+    gc_saved: bool,
     /// Users in the long-conversation figure (about 500 turns each,
     /// assistant replies of 1-3k characters; 0: skip the figure).
     #[arg(long, default_value_t = 2)]
@@ -210,7 +215,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
             out,
             &embedder,
             (&run, &work.join("store-gc")),
-            (a.gc_memories, interleaved),
+            (a.gc_memories, interleaved, a.gc_saved),
             a.queries,
         )?;
         print_gc(out, &fig);
@@ -574,7 +579,7 @@ fn bench_gc(
     out: &Output,
     e: &Arc<MiniLmEmbedder>,
     (run, dir): (&RunStore, &std::path::Path),
-    (n, interleaved): (usize, bool),
+    (n, interleaved, saved): (usize, bool, bool),
     queries: usize,
 ) -> anyhow::Result<Value> {
     const T0: i64 = 1_767_225_600_000;
@@ -627,6 +632,9 @@ fn bench_gc(
     };
     // Load and build the partition's indexes, then let half expire.
     search(0)?;
+    if saved {
+        memory.flush()?;
+    }
     clock.advance(1)?;
     let mut before = (0..queries)
         .map(search)
@@ -670,6 +678,7 @@ fn bench_gc(
     Ok(json!({
         "memories": n,
         "layout": if interleaved { "interleaved" } else { "oldest" },
+        "saved_before": saved,
         "expired_deleted": report.expired_deleted,
         "gc_s": gc_s,
         "gc_cpu_s": gc_cpu_s,
@@ -689,10 +698,15 @@ fn print_gc(out: &Output, v: &Value) {
         return;
     }
     println!(
-        "gc of {} expired memories out of {} ({})",
+        "gc of {} expired memories out of {} ({}{})",
         v["expired_deleted"],
         v["memories"],
-        v["layout"].as_str().unwrap_or("")
+        v["layout"].as_str().unwrap_or(""),
+        if v["saved_before"] == true {
+            ", indexes saved before"
+        } else {
+            ""
+        }
     );
     println!(
         "  gc                    {:>9.2} s  (its thread on a core {:.2} s)",

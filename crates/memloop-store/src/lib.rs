@@ -28,12 +28,14 @@
 mod access;
 mod dump;
 mod expire;
+mod fields;
 mod graph;
 mod keyword_file;
 mod outbox;
 mod partition;
 mod purge;
 mod read;
+mod removed_file;
 mod rows;
 mod schema;
 mod seam;
@@ -58,8 +60,8 @@ pub use memloop_longterm::{
 };
 
 use access::AccessLog;
-pub use partition::IndexStatus;
 use partition::PartitionIndex;
+pub use partition::{load_saved_graph, IndexStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -10,6 +10,7 @@ use half::slice::HalfFloatSliceExt;
 use memloop_core::{Error, Result};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
+use crate::removed_file::FileId;
 use crate::rows::StoredVector;
 use memloop_longterm::keyword::top_k;
 
@@ -58,6 +59,7 @@ pub struct Ann {
     /// concurrent searches of one partition (its index is read-locked, so
     /// they run together) met at once under load.
     searching: SearchGate,
+    since: SinceWhole,
 }
 
 impl Ann {
@@ -66,8 +68,30 @@ impl Ann {
             index,
             pieces,
             searching: SearchGate::default(),
+            since: SinceWhole::default(),
         }
     }
+}
+
+/// What a graph went through since it was last saved whole (or loaded),
+/// so that a save after removals only can list the rows removed instead
+/// of writing every vector again (`removed_file`).
+#[derive(Default)]
+struct SinceWhole {
+    /// The file it was last saved whole to or loaded from (None: never).
+    base: Option<FileId>,
+    /// Vectors added to it, and how many of those the base file holds.
+    adds: u64,
+    base_adds: u64,
+    /// Rows taken out since the base file was written, in order.
+    removed: Vec<i64>,
+}
+
+/// Where a whole save of a graph began: what the file it writes holds.
+#[derive(Clone, Copy)]
+pub struct WholeMark {
+    adds: u64,
+    removed: usize,
 }
 
 /// The thread contexts every graph reserves, and so the searches of one
@@ -193,6 +217,14 @@ impl VectorIndex {
         }
     }
 
+    /// Keys held: each row's first vector and its pieces.
+    pub fn keys(&self) -> usize {
+        match self {
+            VectorIndex::Flat(f) => f.keys.len(),
+            VectorIndex::Ann(a) => a.index.size(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -248,6 +280,7 @@ impl VectorIndex {
                 }
                 a.index.add(k as u64, v).map_err(ann_err)?;
                 a.pieces += usize::from(k != row_of(k));
+                a.since.adds += 1;
                 Ok(())
             }
         }
@@ -306,6 +339,7 @@ impl VectorIndex {
                 .reserve_capacity_and_threads(needed.max(a.index.capacity() * 2), threads)
                 .map_err(ann_err)?;
         }
+        a.since.adds += keys.len() as u64;
         add_concurrently(&a.index, &keys, threads, &|_, _| {})?;
         a.pieces += keys.len() - items.len();
         Ok(())
@@ -317,7 +351,47 @@ impl VectorIndex {
         while i < MAX_VECTORS && self.remove_key(key(row, i))? {
             i += 1;
         }
+        if let (VectorIndex::Ann(a), true) = (self, i > 0) {
+            a.since.removed.push(row);
+        }
         Ok(())
+    }
+
+    /// When a graph has only lost rows since it was saved whole to (or
+    /// loaded from) the file `base`: that file and the rows lost since.
+    pub fn removed_since_whole(&self) -> Option<(FileId, &[i64])> {
+        match self {
+            VectorIndex::Ann(a) if a.since.adds == a.since.base_adds => {
+                a.since.base.map(|base| (base, a.since.removed.as_slice()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Taken before a whole save, to give `saved_whole` afterwards: the
+    /// index may change between the two (the save holds a read lock only).
+    pub fn whole_mark(&self) -> WholeMark {
+        match self {
+            VectorIndex::Ann(a) => WholeMark {
+                adds: a.since.adds,
+                removed: a.since.removed.len(),
+            },
+            VectorIndex::Flat(_) => WholeMark {
+                adds: 0,
+                removed: 0,
+            },
+        }
+    }
+
+    /// The graph as of `mark` is now the file `base`: what changed after
+    /// the mark is what changed since.
+    pub fn saved_whole(&mut self, mark: WholeMark, base: FileId) {
+        if let VectorIndex::Ann(a) = self {
+            a.since.base = Some(base);
+            a.since.base_adds = mark.adds;
+            let listed = mark.removed.min(a.since.removed.len());
+            a.since.removed.drain(..listed);
+        }
     }
 
     /// Removes one key's vector; false if there was none.
@@ -478,7 +552,9 @@ impl VectorIndex {
         index
             .reserve_capacity_and_threads(index.size().max(1024), search_threads())
             .map_err(ann_err)?;
-        Ok(VectorIndex::Ann(Ann::new(index, 0)))
+        let mut ann = Ann::new(index, 0);
+        ann.since.base = FileId::of(path);
+        Ok(VectorIndex::Ann(ann))
     }
 }
 

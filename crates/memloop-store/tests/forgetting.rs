@@ -10,9 +10,9 @@ use std::path::Path;
 
 use memloop_core::time::Clock;
 use memloop_core::{EmbedderInfo, Event, Kind, NewMemory, Scope};
-use memloop_store::vector::VectorIndex;
 use memloop_store::{
-    Decay, EmbeddedStore, ListQuery, LongTermStore, MemoryUpdate, SearchQuery, StoreOptions,
+    load_saved_graph, Decay, EmbeddedStore, ListQuery, LongTermStore, MemoryUpdate, SearchQuery,
+    StoreOptions,
 };
 
 const DIMS: usize = 16;
@@ -267,7 +267,7 @@ fn saved_index_sizes(dir: &Path) -> Vec<usize> {
         .unwrap()
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "usearch"))
-        .map(|e| VectorIndex::load_ann(DIMS, &e.path()).unwrap().len())
+        .map(|e| load_saved_graph(&e.path(), DIMS).unwrap().len())
         .collect();
     sizes.sort();
     sizes

@@ -1,0 +1,131 @@
+//! A saved graph that has only lost rows since it was saved whole is saved
+//! as the list of those rows (`index/<hash>.removed`), not written again;
+//! a reopen takes them out; a graph saved whole again drops the list; and a
+//! list that no longer matches its graph file is not trusted.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use memloop_core::{NewMemory, Scope};
+use memloop_store::{EmbeddedStore, LongTermStore, StoreOptions};
+
+mod common;
+use common::{dense, info, vector};
+
+fn open(dir: &Path) -> EmbeddedStore {
+    let options = StoreOptions::default().with_ann_threshold(300);
+    EmbeddedStore::open(dir, info(), options).unwrap()
+}
+
+fn saved(dir: &Path, extension: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir.join("index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == extension))
+}
+
+/// What tells one write of the graph file from another.
+fn identity(path: &Path) -> (u64, std::time::SystemTime) {
+    let m = std::fs::metadata(path).unwrap();
+    (m.len(), m.modified().unwrap())
+}
+
+const N: u64 = 600;
+
+/// Every seed's note is found by its own vector, except the deleted ones,
+/// which are found by none.
+fn assert_holds(store: &EmbeddedStore, scope: &Scope, deleted: impl Fn(u64) -> bool) {
+    let mut first = 0;
+    for i in 0..N {
+        let hits = store.search(&dense(scope, 5), &vector(i)).unwrap();
+        let own = format!("note number {i}");
+        let place = hits.iter().position(|h| h.record.text == own);
+        if deleted(i) {
+            assert_eq!(place, None, "{own} was deleted but is found");
+        } else {
+            assert!(place.is_some(), "{own} is not in the first five");
+            first += u64::from(place == Some(0));
+        }
+    }
+    assert!(
+        first * 100 >= (N - N / 3) * 95,
+        "only {first} found themselves first"
+    );
+}
+
+#[test]
+fn removals_alone_are_saved_as_a_list_and_taken_out_at_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::user("lister");
+    let ids: Vec<String> = {
+        let store = open(dir.path());
+        let batch = (0..N)
+            .map(|i| (NewMemory::text(format!("note number {i}")), vector(i)))
+            .collect();
+        let ids = store.insert(&scope, batch).unwrap();
+        ids.into_iter().map(|(r, _)| r.id).collect()
+    };
+    let graph = saved(dir.path(), "usearch").expect("the graph is saved at close");
+    let whole = identity(&graph);
+    assert!(saved(dir.path(), "removed").is_none());
+
+    let deleted = |i: u64| i.is_multiple_of(3);
+    {
+        let store = open(dir.path());
+        // Loaded, so the deletes reach the graph in memory.
+        store.search(&dense(&scope, 5), &vector(1)).unwrap();
+        for i in (0..N).filter(|&i| deleted(i)) {
+            store.delete("default", &ids[i as usize], None).unwrap();
+        }
+        store.flush().unwrap();
+        assert_eq!(
+            identity(&graph),
+            whole,
+            "the graph was written again for removals"
+        );
+        assert!(saved(dir.path(), "removed").is_some());
+        // A crash: nothing more is saved.
+        std::mem::forget(store);
+    }
+    let store = open(dir.path());
+    assert_holds(&store, &scope, deleted);
+    let status = store.index_status(&scope).unwrap().unwrap();
+    assert!(status.restored);
+    // Searches would skip a deleted row the graph still held: count them.
+    let kept = (0..N).filter(|&i| !deleted(i)).count();
+    assert_eq!(status.keys, kept, "the listed rows are still in the graph");
+    drop(store);
+
+    // Another process saving the graph whole (here: a file rewritten with
+    // the same bytes) leaves the list naming a file that is gone: the
+    // saved graph is not used, and the rows say what is current.
+    let bytes = std::fs::read(&graph).unwrap();
+    std::fs::remove_file(&graph).unwrap();
+    std::fs::write(&graph, bytes).unwrap();
+    let store = open(dir.path());
+    assert_holds(&store, &scope, deleted);
+    assert!(!store.index_status(&scope).unwrap().unwrap().restored);
+    // Built from the rows, the graph is saved whole at close, the list gone.
+    drop(store);
+    assert!(saved(dir.path(), "removed").is_none());
+
+    // A row added after removals: saved whole.
+    let store = open(dir.path());
+    store.search(&dense(&scope, 5), &vector(1)).unwrap();
+    store.delete("default", &ids[1], None).unwrap();
+    store.flush().unwrap();
+    assert!(saved(dir.path(), "removed").is_some());
+    let listed = identity(&graph);
+    store
+        .insert(&scope, vec![(NewMemory::text("one more"), vector(N + 1))])
+        .unwrap();
+    store.flush().unwrap();
+    assert_ne!(identity(&graph), listed);
+    assert!(saved(dir.path(), "removed").is_none());
+    drop(store);
+    let store = open(dir.path());
+    assert_holds(&store, &scope, |i| deleted(i) || i == 1);
+    let hits = store.search(&dense(&scope, 1), &vector(N + 1)).unwrap();
+    assert_eq!(hits[0].record.text, "one more");
+}
