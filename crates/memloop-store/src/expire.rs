@@ -260,8 +260,9 @@ impl EmbeddedStore {
 
     /// Brings saved HNSW files up to date, so none holds an expired row:
     /// a loaded partition is caught up and saved by `save_indexes`; one that is
-    /// not loaded has its saved index restored, cut and saved again (its
-    /// keyword index is not needed for that).
+    /// not loaded has gc's rows added to its graph's removed list, or, if
+    /// rows were added to it since it was saved, its graph restored, cut
+    /// and saved again (its keyword index is not needed for that).
     fn save_expired(&self, touched: &HashSet<String>) -> Result<()> {
         for partition in touched {
             let loaded = lock(&self.partitions).contains_key(partition);
@@ -270,6 +271,9 @@ impl EmbeddedStore {
                 continue;
             }
             let _saving = lock(&self.saving);
+            if self.list_removed_unloaded(partition)? {
+                continue;
+            }
             let Some((vectors, saved_seq)) = self.restore_ann(partition) else {
                 continue;
             };

@@ -129,3 +129,60 @@ fn removals_alone_are_saved_as_a_list_and_taken_out_at_reopen() {
     let hits = store.search(&dense(&scope, 1), &vector(N + 1)).unwrap();
     assert_eq!(hits[0].record.text, "one more");
 }
+
+/// gc on a partition this handle never loaded: when only its expired rows
+/// changed since its graph was saved, they are listed without reading or
+/// writing the graph; when a row was added since, the graph is restored,
+/// cut and written whole. Either way a reopen holds exactly the live rows.
+#[test]
+fn gc_lists_an_unloaded_partitions_expired_rows_without_reading_its_graph() {
+    use memloop_core::time::Clock;
+    const T0: i64 = 1_767_225_600_000;
+    for added_since in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Clock::manual(T0);
+        let options = || {
+            StoreOptions::default()
+                .with_ann_threshold(300)
+                .with_clock(clock.clone())
+        };
+        let scope = Scope::user("expirer");
+        let expiring = |i: u64| i.is_multiple_of(4);
+        {
+            let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+            let batch = (0..N)
+                .map(|i| {
+                    let mut m = NewMemory::text(format!("note number {i}"));
+                    m.expires_at = expiring(i).then_some(T0 + 1);
+                    (m, vector(i))
+                })
+                .collect();
+            store.insert(&scope, batch).unwrap();
+        }
+        let graph = saved(dir.path(), "usearch").unwrap();
+        let whole = identity(&graph);
+        {
+            let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+            if added_since {
+                let one = vec![(NewMemory::text("one more"), vector(N + 1))];
+                store.insert(&scope, one).unwrap();
+            }
+            clock.advance(1).unwrap();
+            assert!(store.index_status(&scope).unwrap().is_none(), "loaded");
+            let report = store.expire().unwrap();
+            assert_eq!(report.memories_deleted as u64, N / 4);
+            assert!(
+                store.index_status(&scope).unwrap().is_none(),
+                "gc loaded it"
+            );
+            assert_eq!(identity(&graph) == whole, !added_since);
+            assert_eq!(saved(dir.path(), "removed").is_some(), !added_since);
+            std::mem::forget(store);
+        }
+        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+        assert_holds(&store, &scope, expiring);
+        let status = store.index_status(&scope).unwrap().unwrap();
+        let kept = (0..N).filter(|&i| !expiring(i)).count() + usize::from(added_since);
+        assert_eq!(status.keys, kept, "added since: {added_since}");
+    }
+}
