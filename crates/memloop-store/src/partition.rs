@@ -174,29 +174,46 @@ pub fn removed_path(dir: &Path, partition: &str) -> PathBuf {
     saved_base(dir, partition).with_extension("removed")
 }
 
-/// What a load restores from the saved graph file at `index_path`: the
-/// graph less the rows its list names (as many as its sidecar counts),
-/// with that sidecar. None if a file is missing or unusable.
-fn saved_graph(index_path: &Path, dims: usize) -> Option<(VectorIndex, Sidecar)> {
-    let sidecar = read_sidecar(&index_path.with_extension("json"))?;
+/// The sidecar of the saved graph file at `index_path`, the file's
+/// identity, and the rows its removed list names (as many as the sidecar
+/// counts). None if a file is missing or the list is not this file's.
+fn saved_list(index_path: &Path) -> Option<(Sidecar, FileId, Vec<i64>)> {
+    let sidecar: Sidecar =
+        serde_json::from_slice(&std::fs::read(index_path.with_extension("json")).ok()?).ok()?;
     let base = FileId::of(index_path)?;
+    let rows = if sidecar.removed > 0 {
+        removed_file::load(&index_path.with_extension("removed"), base, sidecar.removed)?
+    } else {
+        Vec::new()
+    };
+    Some((sidecar, base, rows))
+}
+
+/// What a load restores from the saved graph file at `index_path`: the
+/// graph less the rows its list names, with its sidecar. None if a file
+/// is missing or unusable.
+fn saved_graph(index_path: &Path, dims: usize) -> Option<(VectorIndex, Sidecar)> {
+    let (sidecar, base, rows) = saved_list(index_path)?;
     let mut vectors = VectorIndex::load_ann(dims, index_path).ok()?;
     if FileId::of(index_path) != Some(base) {
         // Saved again while we read it: the next load takes the new one.
         return None;
     }
-    if sidecar.removed > 0 {
-        let rows =
-            removed_file::load(&index_path.with_extension("removed"), base, sidecar.removed)?;
-        for row in rows {
-            vectors.remove(row).ok()?;
-        }
+    // The graph as read is the file: what the list takes out is what it
+    // lost since.
+    vectors.saved_whole(vectors.whole_mark(), base);
+    for row in rows {
+        vectors.remove(row).ok()?;
     }
     Some((vectors, sidecar))
 }
 
-fn read_sidecar(path: &Path) -> Option<Sidecar> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+/// The error of a failed write of the saved index file at `path`.
+fn saved_file_err(path: &Path) -> impl Fn(std::io::Error) -> memloop_core::Error + '_ {
+    move |e| memloop_core::Error::Io {
+        path: path.to_path_buf(),
+        source: e,
+    }
 }
 
 /// The rows of `partition`'s log entries in (`from`, `to`], if none of
@@ -657,10 +674,13 @@ impl EmbeddedStore {
     pub(crate) fn restore_ann(&self, partition: &str) -> Option<(VectorIndex, i64)> {
         let (index_path, _) = ann_paths(&self.dir, partition);
         let (vectors, sidecar) = saved_graph(&index_path, self.embedder.dimensions)?;
-        if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
-            return None;
-        }
-        Some((vectors, sidecar.seq))
+        self.owns(&sidecar, partition)
+            .then_some((vectors, sidecar.seq))
+    }
+
+    /// Whether a saved index is this partition's, for this model.
+    fn owns(&self, sidecar: &Sidecar, partition: &str) -> bool {
+        sidecar.partition == partition && sidecar.model_id == self.embedder.model_id
     }
 
     /// Saves every HNSW index that changed since it was last saved, and
@@ -683,7 +703,7 @@ impl EmbeddedStore {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for (partition, part) in parts {
-            let saved = {
+            let (seq, whole) = {
                 let p = read(&part);
                 if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
                     continue;
@@ -697,8 +717,8 @@ impl EmbeddedStore {
                 (p.applied_seq, whole)
             };
             let mut p = write(&part);
-            p.saved_seq = p.saved_seq.max(saved.0);
-            if let Some((mark, base)) = saved.1 {
+            p.saved_seq = p.saved_seq.max(seq);
+            if let Some((mark, base)) = whole {
                 p.vectors.saved_whole(mark, base);
             }
         }
@@ -722,27 +742,20 @@ impl EmbeddedStore {
         keywords: Option<(&KeywordIndex, &Expiry)>,
     ) -> Result<Option<(WholeMark, FileId)>> {
         let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
-        let io = |e| memloop_core::Error::Io {
-            path: index_path.clone(),
-            source: e,
-        };
         let listed = vectors
             .removed_since_whole()
             .filter(|(base, _)| FileId::of(&index_path) == Some(*base));
         let (removed, whole) = match listed {
             Some((base, rows)) => {
                 let path = removed_path(&self.dir, partition);
-                removed_file::save(&path, base, rows).map_err(|e| memloop_core::Error::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
+                removed_file::save(&path, base, rows).map_err(saved_file_err(&path))?;
                 (rows.len(), None)
             }
             None => {
                 let mark = vectors.whole_mark();
                 let tmp = index_path.with_extension("usearch.tmp");
                 vectors.save(&tmp)?;
-                std::fs::rename(&tmp, &index_path).map_err(io)?;
+                std::fs::rename(&tmp, &index_path).map_err(saved_file_err(&index_path))?;
                 let _ = std::fs::remove_file(removed_path(&self.dir, partition));
                 (0, FileId::of(&index_path).map(|base| (mark, base)))
             }
@@ -751,10 +764,7 @@ impl EmbeddedStore {
         match keywords {
             Some((k, expiry)) => {
                 keyword_file::save(&keywords_at, seq, self.options.context_weight, k, expiry)
-                    .map_err(|e| memloop_core::Error::Io {
-                        path: keywords_at.clone(),
-                        source: e,
-                    })?
+                    .map_err(saved_file_err(&keywords_at))?
             }
             None => {
                 let _ = std::fs::remove_file(&keywords_at);
@@ -773,13 +783,9 @@ impl EmbeddedStore {
         };
         let json = serde_json::to_vec(&sidecar)
             .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;
-        let io = |e| memloop_core::Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        };
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, json).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        std::fs::write(&tmp, json).map_err(saved_file_err(path))?;
+        std::fs::rename(&tmp, path).map_err(saved_file_err(path))
     }
 
     /// For a partition not loaded whose log entries after its saved
@@ -793,24 +799,12 @@ impl EmbeddedStore {
     /// `saving`.
     pub(crate) fn list_removed_unloaded(&self, partition: &str) -> Result<bool> {
         let (index_path, sidecar_path) = ann_paths(&self.dir, partition);
-        let Some(sidecar) = read_sidecar(&sidecar_path) else {
+        let Some((sidecar, base, mut rows)) = saved_list(&index_path) else {
             return Ok(false);
         };
-        if sidecar.partition != partition || sidecar.model_id != self.embedder.model_id {
+        if !self.owns(&sidecar, partition) {
             return Ok(false);
         }
-        let Some(base) = FileId::of(&index_path) else {
-            return Ok(false);
-        };
-        let path = removed_path(&self.dir, partition);
-        let mut rows = if sidecar.removed > 0 {
-            match removed_file::load(&path, base, sidecar.removed) {
-                Some(rows) => rows,
-                None => return Ok(false),
-            }
-        } else {
-            Vec::new()
-        };
         let (latest, removed) = {
             let conn = self.conn();
             let (latest, floor) = log_position(&conn)?;
@@ -826,10 +820,8 @@ impl EmbeddedStore {
             return Ok(false);
         };
         rows.extend(removed);
-        removed_file::save(&path, base, &rows).map_err(|e| memloop_core::Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
+        let path = removed_path(&self.dir, partition);
+        removed_file::save(&path, base, &rows).map_err(saved_file_err(&path))?;
         let _ = std::fs::remove_file(keywords_path(&self.dir, partition));
         self.write_sidecar(&sidecar_path, partition, latest, rows.len())?;
         Ok(true)

@@ -552,9 +552,7 @@ impl VectorIndex {
         index
             .reserve_capacity_and_threads(index.size().max(1024), search_threads())
             .map_err(ann_err)?;
-        let mut ann = Ann::new(index, 0);
-        ann.since.base = FileId::of(path);
-        Ok(VectorIndex::Ann(ann))
+        Ok(VectorIndex::Ann(Ann::new(index, 0)))
     }
 }
 
