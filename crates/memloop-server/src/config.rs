@@ -184,6 +184,11 @@ pub struct ServerConfig {
     /// `memory_write` events). Off by default: logs carry ids, scores,
     /// sizes and counts. For debugging only.
     pub log_texts: bool,
+    /// How often the indexes that changed are saved, so that the next
+    /// start after a crash loads them rather than building them again
+    /// (they are also saved at exit); 0: only at exit and by gc. Never
+    /// needed for durability: every write is in the database first.
+    pub save_indexes_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -200,6 +205,7 @@ impl Default for ServerConfig {
             max_connections_per_ip: 256,
             allowed_hosts: Vec::new(),
             log_texts: false,
+            save_indexes_secs: 600,
         }
     }
 }
@@ -221,6 +227,7 @@ struct ServerSection {
     max_connections_per_ip: Option<usize>,
     allowed_hosts: Option<Vec<String>>,
     log_texts: Option<bool>,
+    save_indexes_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -296,6 +303,9 @@ impl ServerConfig {
         }
         if let Some(n) = s.body_read_timeout_secs {
             self.body_read_timeout = Duration::from_secs(n.max(1));
+        }
+        if let Some(n) = s.save_indexes_secs {
+            self.save_indexes_secs = n;
         }
         if let Some(n) = s.max_connections_per_ip {
             self.max_connections_per_ip = n;

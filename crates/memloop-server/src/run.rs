@@ -245,28 +245,49 @@ pub async fn shutdown_signal() {
 
 /// Runs `Memory::gc` (deleting expired memories, saving indexes, pruning
 /// the change log) every `every`, the first time one interval after the
-/// start. It runs on a blocking thread and the store does it on a
-/// connection of its own, in small transactions, so requests never wait
-/// for it; a failure is logged and tried again at the next interval.
+/// start. The store does it on a connection of its own, in small
+/// transactions, so requests never wait for it.
 pub fn spawn_gc(memory: Arc<Memory>, every: Duration) -> tokio::task::JoinHandle<()> {
+    spawn_every(every, "gc", move || {
+        memory.gc().map(|r| {
+            tracing::info!(
+                expired_deleted = r.expired_deleted,
+                index_log_entries_pruned = r.index_log_entries_pruned,
+                "gc"
+            )
+        })
+    })
+}
+
+/// Saves the indexes that changed since their last save every `every`
+/// (`[server] save_indexes_secs`), so a start after a crash loads them
+/// rather than building them again; searches go on meanwhile.
+pub fn spawn_save_indexes(memory: Arc<Memory>, every: Duration) -> tokio::task::JoinHandle<()> {
+    spawn_every(every, "saving the indexes", move || memory.flush())
+}
+
+/// Runs `job` on a blocking thread every `every`, the first time one
+/// interval after the start; a failure is logged and tried again at the
+/// next interval, and a run longer than the interval delays the next one
+/// (none piles up).
+fn spawn_every<F>(every: Duration, what: &'static str, job: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Result<()> + Send + Sync + 'static,
+{
+    let job = Arc::new(job);
     tokio::spawn(async move {
         let start = tokio::time::Instant::now() + every;
         let mut ticks = tokio::time::interval_at(start, every);
-        // A gc longer than the interval delays the next one; none piles up.
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
-            let m = memory.clone();
-            match tokio::task::spawn_blocking(move || m.gc()).await {
-                Ok(Ok(r)) => tracing::info!(
-                    expired_deleted = r.expired_deleted,
-                    index_log_entries_pruned = r.index_log_entries_pruned,
-                    "gc"
-                ),
+            let job = job.clone();
+            match tokio::task::spawn_blocking(move || job()).await {
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "gc failed; it runs again at the next interval")
+                    tracing::warn!(error = %e, "{what} failed; it runs again at the next interval")
                 }
-                Err(e) => tracing::warn!(error = %e, "gc stopped before it finished"),
+                Err(e) => tracing::warn!(error = %e, "{what} stopped before it finished"),
             }
         }
     })
@@ -289,6 +310,7 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
     let tenants = server.api_keys.tenants().join(", ");
     let keys = server.api_keys.len();
     let limits = ConnLimits::from_config(&server);
+    let save_every = server.save_indexes_secs;
     // The loop's events carry ids, scores and counts; texts only when asked.
     memloop::TurnTrace::set_log_texts(server.log_texts);
     if server.log_texts {
@@ -309,6 +331,8 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             .forgetting
             .gc_interval
             .map(|ms| spawn_gc(state.memory().clone(), Duration::from_millis(ms.max(1) as u64)));
+        let saves = (save_every > 0)
+            .then(|| spawn_save_indexes(state.memory().clone(), Duration::from_secs(save_every)));
         if keys == 0 {
             tracing::info!(%local, "listening without API keys (loopback only, default tenant)");
         } else {
@@ -338,8 +362,8 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             r = server => r.map_err(|e| Error::Internal(format!("the server failed: {e}")))?,
             () = deadline => tracing::warn!(secs = grace.as_secs(), "requests still in flight after the grace period: exiting anyway"),
         }
-        if let Some(gc) = gc {
-            gc.abort();
+        for task in [gc, saves].into_iter().flatten() {
+            task.abort();
         }
         tracing::info!("stopped");
         Ok(())
@@ -401,6 +425,53 @@ mod tests {
         assert_eq!(expired(&memory), 1);
         while expired(&memory) > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        task.abort();
+    }
+
+    /// The save task writes a changed index once an interval has passed,
+    /// not before (a partition past the HNSW threshold, never saved).
+    #[tokio::test(start_paused = true)]
+    async fn indexes_are_saved_once_per_interval() {
+        use memloop::{MiniLmEmbedder, NewMemory, Scope, SearchQuery, StoreOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let embedder = Arc::new(MiniLmEmbedder::locate_and_load(None).unwrap());
+        let options = StoreOptions::default().with_ann_threshold(40);
+        let memory = Arc::new(Memory::with_embedder(dir.path(), embedder, options).unwrap());
+        let scope = Scope::user("dana");
+        let texts: Vec<String> = (0..60).map(|i| format!("garden note {i}")).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = memory.embed_all(&refs).unwrap();
+        let batch = texts
+            .iter()
+            .zip(vectors)
+            .map(|(t, v)| (NewMemory::text(t.clone()), v.vector))
+            .collect();
+        memory.store().insert(&scope, batch).unwrap();
+        let query = SearchQuery::new(scope.clone(), "garden note 7");
+        let probe = memory
+            .embed_all(&["garden note 7"])
+            .unwrap()
+            .remove(0)
+            .vector;
+        assert!(!memory.store().search(&query, &probe).unwrap().is_empty());
+        let graphs = || {
+            std::fs::read_dir(dir.path().join("index"))
+                .map(|d| {
+                    d.flatten()
+                        .filter(|e| e.path().extension().is_some_and(|x| x == "usearch"))
+                        .count()
+                })
+                .unwrap_or(0)
+        };
+        let task = spawn_save_indexes(memory.clone(), Duration::from_secs(600));
+        tokio::time::sleep(Duration::from_secs(599)).await;
+        assert_eq!(graphs(), 0, "saved before the first interval");
+        let mut waited = 0;
+        while graphs() == 0 {
+            assert!(waited < 1000, "not saved after an interval");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            waited += 1;
         }
         task.abort();
     }

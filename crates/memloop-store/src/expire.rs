@@ -32,7 +32,7 @@ use memloop_core::{Event, Result};
 use memloop_longterm::ExpireReport;
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use crate::partition::{log_position, max_seq, PartitionIndex};
+use crate::partition::{log_position, max_seq, PartitionIndex, Saving};
 use crate::{lock, sql_err, write, write_tx, EmbeddedStore};
 
 /// Rows deleted per transaction: large enough that the pages of the
@@ -259,7 +259,8 @@ impl EmbeddedStore {
     }
 
     /// Brings saved HNSW files up to date, so none holds an expired row:
-    /// a loaded partition is caught up and saved by `save_indexes`; one that is
+    /// a loaded partition with a saved file is caught up and saved by
+    /// `save_indexes` (one without holds none on disk); one that is
     /// not loaded has gc's rows added to its graph's removed list, or, if
     /// rows were added to it since it was saved, its graph restored, cut
     /// and saved again (its keyword index is not needed for that).
@@ -293,7 +294,7 @@ impl EmbeddedStore {
             }
             self.save_ann(partition, &part.vectors, latest, None)?;
         }
-        self.save_indexes()
+        self.save_indexes(Saving::OnDisk)
     }
 }
 

@@ -186,3 +186,55 @@ fn gc_lists_an_unloaded_partitions_expired_rows_without_reading_its_graph() {
         assert_eq!(status.keys, kept, "added since: {added_since}");
     }
 }
+
+/// gc writes no graph that no file holds: a partition this process built
+/// and never saved keeps its graph in memory until a flush saves it. A
+/// crash before that leaves the rows to build it from, without gc's.
+#[test]
+fn gc_writes_no_graph_that_was_never_saved() {
+    use memloop_core::time::Clock;
+    const T0: i64 = 1_767_225_600_000;
+    for flushed in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Clock::manual(T0);
+        let options = || {
+            StoreOptions::default()
+                .with_ann_threshold(300)
+                .with_clock(clock.clone())
+        };
+        let scope = Scope::user("never-saved");
+        let expiring = |i: u64| i.is_multiple_of(3);
+        let kept = (0..N).filter(|&i| !expiring(i)).count();
+        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+        let batch = (0..N)
+            .map(|i| {
+                let mut m = NewMemory::text(format!("note number {i}"));
+                m.expires_at = expiring(i).then_some(T0 + 1);
+                (m, vector(i))
+            })
+            .collect();
+        store.insert(&scope, batch).unwrap();
+        assert_holds(&store, &scope, |_| false);
+        clock.advance(1).unwrap();
+        let report = store.expire().unwrap();
+        assert_eq!(report.memories_deleted, N as usize - kept);
+        assert_eq!(saved(dir.path(), "usearch"), None, "gc saved the graph");
+        assert_eq!(saved(dir.path(), "json"), None);
+        let status = store.index_status(&scope).unwrap().unwrap();
+        assert_eq!(status.keys, kept, "gc left rows in the loaded graph");
+        assert_holds(&store, &scope, expiring);
+        if flushed {
+            store.flush().unwrap();
+            assert!(
+                saved(dir.path(), "usearch").is_some(),
+                "flush saved nothing"
+            );
+        }
+        // A crash: nothing more is saved.
+        std::mem::forget(store);
+        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+        assert_holds(&store, &scope, expiring);
+        let status = store.index_status(&scope).unwrap().unwrap();
+        assert_eq!(status.keys, kept, "flushed: {flushed}");
+    }
+}
