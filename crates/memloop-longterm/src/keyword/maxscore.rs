@@ -20,7 +20,6 @@ use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::bits::may_hold;
 use super::{term_score, top_k, Allow, KeywordIndex, QueryTerm};
 
 /// One query term's place in its posting list.
@@ -30,9 +29,6 @@ struct Cursor<'a> {
     weight: f32,
     /// The list holds postings of removed documents, to step over.
     dead: bool,
-    /// Which slots hold the term, if it is common enough to keep them
-    /// (empty if not).
-    bits: &'a [u64],
 }
 
 impl Cursor<'_> {
@@ -135,7 +131,6 @@ pub(super) fn search(
                 pos: 0,
                 weight: t.weight,
                 dead: idx.dead_per_term[t.id as usize] > 0,
-                bits: idx.term_bits.of(t.id),
             };
             c.skip_dead(idx);
             c
@@ -184,11 +179,6 @@ pub(super) fn search(
         while i > 0 && score + below[i] >= cut {
             i -= 1;
             let c = &mut cursors[i];
-            // Most documents lack most non-essential terms: a clear bit
-            // says so without searching the list.
-            if !may_hold(c.bits, d) {
-                continue;
-            }
             c.seek(d);
             if let Some(tf) = c.tf_at(d) {
                 score += term_score(c.weight, tf, len, ab);

@@ -4,7 +4,6 @@
 //! user's words never weigh on another's ranking, and a query reads only
 //! this partition's postings.
 
-mod bits;
 mod maxscore;
 
 use std::sync::atomic::AtomicU32;
@@ -72,8 +71,6 @@ pub struct KeywordIndex {
     total_len: f64,
     /// `summed`'s working space, kept between documents.
     scratch: Vec<(u32, f32)>,
-    /// Per common term, which slots hold it (`bits.rs`).
-    term_bits: bits::TermBits,
 }
 
 /// The words of a speaker's name kept for the speaker match (a name is a
@@ -206,11 +203,8 @@ impl KeywordIndex {
         self.slot_terms.push(Vec::new());
         self.slot_len.push(0.0);
         self.slot_speakers.push(Vec::new());
-        let slots = self.slot_rows.len();
         for &(id, tf) in &counts {
-            let list = &mut self.postings[id as usize];
-            list.push((slot, tf));
-            self.term_bits.placed(id, slot, list, slots);
+            self.postings[id as usize].push((slot, tf));
             widen(&mut self.term_bounds[id as usize], tf, len);
         }
         self.live_postings += counts.len();
@@ -288,7 +282,6 @@ impl KeywordIndex {
         }
         self.dead_per_term.iter_mut().for_each(|d| *d = 0);
         self.dead_postings = 0;
-        self.term_bits.rebuild(&self.postings, live);
     }
 
     /// Every live document as (row, its terms with frequencies, weighted
@@ -359,7 +352,6 @@ impl KeywordIndex {
             .enumerate()
             .map(|(id, name)| (name, id as u32))
             .collect();
-        idx.term_bits.rebuild(&idx.postings, idx.slot_rows.len());
         // A name twice would give two terms one id.
         (idx.term_ids.len() == idx.postings.len()).then_some(idx)
     }
@@ -695,22 +687,6 @@ mod tests {
             .iter()
             .all(|l| l.windows(2).all(|w| w[0].0 < w[1].0)));
         check(&idx, &docs, &mut next);
-        // Common terms keep bitmaps, and a saved index read back has them too.
-        let common = |idx: &KeywordIndex| {
-            (0..idx.postings.len() as u32)
-                .filter(|&t| !idx.term_bits.of(t).is_empty())
-                .count()
-        };
-        assert!(common(&idx) > 5, "{} terms keep bitmaps", common(&idx));
-        let (dictionary, saved) = idx.export();
-        let dictionary = dictionary.into_iter().map(String::from).collect();
-        let saved = saved
-            .into_iter()
-            .map(|d| (d.row, d.terms, d.len, d.speaker.to_vec()))
-            .collect();
-        let restored = KeywordIndex::import(dictionary, saved).unwrap();
-        assert_eq!(common(&restored), common(&idx));
-        check(&restored, &docs, &mut next);
     }
 
     /// A range's search gives the same scores, to the bit, whatever cut
