@@ -373,10 +373,12 @@ mod tests {
         assert_eq!(cfg.body_read_timeout, Duration::from_secs(30));
         std::fs::write(
             &path,
-            "[server]\nheader_read_timeout_secs = 2\nbody_read_timeout_secs = 0\nmax_connections_per_ip = 8\nallowed_hosts = [\"memory.example\"]\nlog_texts = true\n",
+            "[server]\nheader_read_timeout_secs = 2\nbody_read_timeout_secs = 0\nmax_connections_per_ip = 8\nallowed_hosts = [\"memory.example\"]\nlog_texts = true\nsave_indexes_secs = 0\n",
         )
         .unwrap();
+        assert_eq!(ServerConfig::default().save_indexes_secs, 600);
         let cfg = ServerConfig::load(Some(&path)).unwrap();
+        assert_eq!(cfg.save_indexes_secs, 0);
         assert_eq!(cfg.header_read_timeout, Duration::from_secs(2));
         assert_eq!(cfg.body_read_timeout, Duration::from_secs(1));
         assert_eq!(cfg.max_connections_per_ip, 8);
