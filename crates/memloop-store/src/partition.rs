@@ -719,12 +719,13 @@ impl EmbeddedStore {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for (partition, part) in parts {
-            if which == Saving::OnDisk && !ann_paths(&self.dir, &partition).0.exists() {
-                continue;
-            }
             let (seq, whole) = {
                 let p = read(&part);
                 if !p.vectors.is_ann() || p.saved_seq >= p.applied_seq {
+                    continue;
+                }
+                // Asked of the file system only for an index that changed.
+                if which == Saving::OnDisk && !ann_paths(&self.dir, &partition).0.exists() {
                     continue;
                 }
                 let whole = self.save_ann(
