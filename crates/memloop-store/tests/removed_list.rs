@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use memloop_core::time::Clock;
 use memloop_core::{NewMemory, Scope};
 use memloop_store::{EmbeddedStore, LongTermStore, StoreOptions};
 
@@ -52,6 +53,27 @@ fn assert_holds(store: &EmbeddedStore, scope: &Scope, deleted: impl Fn(u64) -> b
         first * 100 >= (N - N / 3) * 95,
         "only {first} found themselves first"
     );
+}
+
+/// The gc tests' start time.
+const T0: i64 = 1_767_225_600_000;
+
+/// `open`'s options on a clock the test moves.
+fn clocked(clock: &Clock) -> StoreOptions {
+    StoreOptions::default()
+        .with_ann_threshold(300)
+        .with_clock(clock.clone())
+}
+
+/// The N notes, those `expiring` names expiring just after T0.
+fn notes(expiring: impl Fn(u64) -> bool) -> Vec<(NewMemory, Vec<f32>)> {
+    (0..N)
+        .map(|i| {
+            let mut m = NewMemory::text(format!("note number {i}"));
+            m.expires_at = expiring(i).then_some(T0 + 1);
+            (m, vector(i))
+        })
+        .collect()
 }
 
 #[test]
@@ -136,33 +158,19 @@ fn removals_alone_are_saved_as_a_list_and_taken_out_at_reopen() {
 /// cut and written whole. Either way a reopen holds exactly the live rows.
 #[test]
 fn gc_lists_an_unloaded_partitions_expired_rows_without_reading_its_graph() {
-    use memloop_core::time::Clock;
-    const T0: i64 = 1_767_225_600_000;
     for added_since in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let clock = Clock::manual(T0);
-        let options = || {
-            StoreOptions::default()
-                .with_ann_threshold(300)
-                .with_clock(clock.clone())
-        };
         let scope = Scope::user("expirer");
         let expiring = |i: u64| i.is_multiple_of(4);
         {
-            let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
-            let batch = (0..N)
-                .map(|i| {
-                    let mut m = NewMemory::text(format!("note number {i}"));
-                    m.expires_at = expiring(i).then_some(T0 + 1);
-                    (m, vector(i))
-                })
-                .collect();
-            store.insert(&scope, batch).unwrap();
+            let store = EmbeddedStore::open(dir.path(), info(), clocked(&clock)).unwrap();
+            store.insert(&scope, notes(expiring)).unwrap();
         }
         let graph = saved(dir.path(), "usearch").unwrap();
         let whole = identity(&graph);
         {
-            let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+            let store = EmbeddedStore::open(dir.path(), info(), clocked(&clock)).unwrap();
             if added_since {
                 let one = vec![(NewMemory::text("one more"), vector(N + 1))];
                 store.insert(&scope, one).unwrap();
@@ -179,7 +187,7 @@ fn gc_lists_an_unloaded_partitions_expired_rows_without_reading_its_graph() {
             assert_eq!(saved(dir.path(), "removed").is_some(), !added_since);
             std::mem::forget(store);
         }
-        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+        let store = EmbeddedStore::open(dir.path(), info(), clocked(&clock)).unwrap();
         assert_holds(&store, &scope, expiring);
         let status = store.index_status(&scope).unwrap().unwrap();
         let kept = (0..N).filter(|&i| !expiring(i)).count() + usize::from(added_since);
@@ -192,28 +200,14 @@ fn gc_lists_an_unloaded_partitions_expired_rows_without_reading_its_graph() {
 /// crash before that leaves the rows to build it from, without gc's.
 #[test]
 fn gc_writes_no_graph_that_was_never_saved() {
-    use memloop_core::time::Clock;
-    const T0: i64 = 1_767_225_600_000;
     for flushed in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let clock = Clock::manual(T0);
-        let options = || {
-            StoreOptions::default()
-                .with_ann_threshold(300)
-                .with_clock(clock.clone())
-        };
         let scope = Scope::user("never-saved");
         let expiring = |i: u64| i.is_multiple_of(3);
         let kept = (0..N).filter(|&i| !expiring(i)).count();
-        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
-        let batch = (0..N)
-            .map(|i| {
-                let mut m = NewMemory::text(format!("note number {i}"));
-                m.expires_at = expiring(i).then_some(T0 + 1);
-                (m, vector(i))
-            })
-            .collect();
-        store.insert(&scope, batch).unwrap();
+        let store = EmbeddedStore::open(dir.path(), info(), clocked(&clock)).unwrap();
+        store.insert(&scope, notes(expiring)).unwrap();
         assert_holds(&store, &scope, |_| false);
         clock.advance(1).unwrap();
         let report = store.expire().unwrap();
@@ -232,7 +226,7 @@ fn gc_writes_no_graph_that_was_never_saved() {
         }
         // A crash: nothing more is saved.
         std::mem::forget(store);
-        let store = EmbeddedStore::open(dir.path(), info(), options()).unwrap();
+        let store = EmbeddedStore::open(dir.path(), info(), clocked(&clock)).unwrap();
         assert_holds(&store, &scope, expiring);
         let status = store.index_status(&scope).unwrap().unwrap();
         assert_eq!(status.keys, kept, "flushed: {flushed}");
