@@ -1,7 +1,7 @@
-//! Two parts of one search at once (the keyword index's two halves in a
-//! large partition). A thread is started per call, scoped so the parts
-//! borrow the index; for a search of a million memories that costs a few
-//! hundredths of what it saves.
+//! One search on two cores (in a large partition, the keyword index's
+//! walk in parts, beside the vector search). A thread is started per
+//! call, scoped so the parts borrow the index; for a search of a million
+//! memories that costs a few hundredths of what it saves.
 //!
 //! Only when a core is free for it: a search split while every core is
 //! busy (other searches, gc) waits for the scheduler to give its second
@@ -12,7 +12,7 @@
 //! while fewer threads are busy than the machine has cores.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Threads of this process running a search or maintenance now.
 static BUSY: AtomicUsize = AtomicUsize::new(0);
@@ -42,21 +42,50 @@ pub fn core_to_spare() -> bool {
     BUSY.load(Ordering::Relaxed) < cores
 }
 
-/// Runs `a` here and `b` on a thread of its own at the same time. If no
-/// thread can be started, or `b`'s panicked (not expected: the searches do
-/// not panic), `b` runs here after `a`, so the answer is always whole.
-pub fn join<A, B: Send>(a: impl FnOnce() -> A, b: impl Fn() -> B + Sync) -> (A, B) {
-    std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new()
+/// Runs `first` here, then helps with `parts`: `work(i)` for each part
+/// i, taken in order by whichever of two threads is free, a thread of
+/// its own starting on them at once. So the parts share the second core
+/// with `first` unevenly, as the time each takes decides (a hybrid
+/// search's vector side here, its keyword walk in parts on both cores).
+/// Results come back in part order. A part the other thread did not
+/// finish (it could not be started, or panicked: not expected, the
+/// searches do not panic) is done here, so the answer is always whole.
+pub fn share<R, T: Send>(
+    first: impl FnOnce() -> R,
+    parts: usize,
+    work: impl Fn(usize) -> T + Sync,
+) -> (R, Vec<T>) {
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<T>>> = (0..parts).map(|_| Mutex::new(None)).collect();
+    let take = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = done.get(i) else { break };
+        let result = work(i);
+        if let Ok(mut slot) = slot.lock() {
+            *slot = Some(result);
+        }
+    };
+    let here = std::thread::scope(|s| {
+        let helper = std::thread::Builder::new()
             .name("memloop-search".into())
-            .spawn_scoped(s, &b);
-        let first = a();
-        let second = match spawned.map(|h| h.join()) {
-            Ok(Ok(done)) => done,
-            _ => b(),
-        };
-        (first, second)
-    })
+            .spawn_scoped(s, take);
+        let here = first();
+        take();
+        // A panicked helper's parts are redone below.
+        if let Ok(h) = helper {
+            let _ = h.join();
+        }
+        here
+    });
+    let results = done
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| match slot.into_inner() {
+            Ok(Some(result)) => result,
+            _ => work(i),
+        })
+        .collect();
+    (here, results)
 }
 
 #[cfg(test)]
@@ -64,11 +93,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_parts_are_answered_and_the_second_runs_elsewhere() {
+    fn every_part_is_answered_in_order_and_the_helper_takes_some() {
         let here = std::thread::current().id();
-        let (a, (b, elsewhere)) = join(|| 2 + 2, || (3 * 3, std::thread::current().id() != here));
-        assert_eq!((a, b), (4, 9));
-        assert!(elsewhere);
+        // `first` waits until the helper has taken a part, so the helper
+        // cannot have been left idle.
+        let started = AtomicUsize::new(0);
+        let (a, parts) = share(
+            || {
+                while started.load(Ordering::SeqCst) == 0 {
+                    std::thread::yield_now();
+                }
+                2 + 2
+            },
+            8,
+            |i| {
+                let elsewhere = std::thread::current().id() != here;
+                if elsewhere {
+                    started.fetch_add(1, Ordering::SeqCst);
+                }
+                (i * i, elsewhere)
+            },
+        );
+        assert_eq!(a, 4);
+        let squares: Vec<usize> = parts.iter().map(|p| p.0).collect();
+        assert_eq!(squares, (0..8).map(|i| i * i).collect::<Vec<_>>());
+        assert!(parts.iter().any(|p| p.1));
     }
 
     #[test]

@@ -229,17 +229,22 @@ impl EmbeddedStore {
             } else {
                 None
             };
-            // A signal weighted 0 is not computed at all (dense-only, keyword-only).
-            let vec_hits = if q.vector_weight > 0.0 {
-                p.vectors.search(vector, n, allow)?
-            } else {
-                Vec::new()
+            // A signal weighted 0 is not computed at all (dense-only,
+            // keyword-only). The vector search runs beside the keyword
+            // walk, which a large partition shares between two cores.
+            let dense = || {
+                if q.vector_weight > 0.0 {
+                    p.vectors.search(vector, n, allow)
+                } else {
+                    Ok(Vec::new())
+                }
             };
-            let kw_hits = if q.keyword_weight > 0.0 {
-                p.keywords.search(&terms, n, allow)
+            let (kw_hits, vec_hits) = if q.keyword_weight > 0.0 {
+                p.keywords.search_beside(&terms, n, allow, dense)
             } else {
-                Vec::new()
+                (Vec::new(), dense())
             };
+            let vec_hits = vec_hits?;
             // Candidates said by someone the query names.
             let spoken: HashSet<i64> = if q.speaker_boost > 0.0 {
                 vec_hits

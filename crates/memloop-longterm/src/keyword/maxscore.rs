@@ -19,6 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 use super::{term_score, top_k, Allow, KeywordIndex, QueryTerm};
 
@@ -97,22 +98,78 @@ impl PartialOrd for Score {
     }
 }
 
+/// What the slot ranges of one search know of the cut. A range running
+/// publishes its own `limit`-th best as it rises, and a finished range
+/// adds its best scores to a heap of all finished ranges', whose
+/// `limit`-th best is a cut for every range after: the merged result's
+/// `limit`-th best scores at least either, so a document below it cannot
+/// enter. With a search in more ranges than threads, the ranges taken
+/// later start from about the whole search's cut, not from their own
+/// (docs/benchmarks.md, "Both indexes on both cores"). One heap updated
+/// by every document kept instead cost more in its lock than it saved.
+pub(super) struct SharedCut {
+    limit: usize,
+    /// The cut's bits (positive floats order as their bits do).
+    bits: AtomicU32,
+    finished: Mutex<BinaryHeap<Reverse<Score>>>,
+}
+
+impl SharedCut {
+    pub(super) fn new(limit: usize) -> SharedCut {
+        SharedCut {
+            limit,
+            bits: AtomicU32::new(0),
+            finished: Mutex::new(BinaryHeap::new()),
+        }
+    }
+
+    /// A cut known before the search (a test's: any cut at or below the
+    /// final one gives the same result).
+    #[cfg(test)]
+    pub(super) fn starting_at(limit: usize, cut: f32) -> SharedCut {
+        let shared = SharedCut::new(limit);
+        shared.publish(cut);
+        shared
+    }
+
+    fn get(&self) -> f32 {
+        f32::from_bits(self.bits.load(Ordering::Relaxed))
+    }
+
+    fn publish(&self, cut: f32) {
+        self.bits.fetch_max(cut.to_bits(), Ordering::Relaxed);
+    }
+
+    /// A finished range's best scores.
+    fn finish(&self, best: BinaryHeap<Reverse<Score>>) {
+        // A poisoned heap (not expected: nothing here panics) leaves the
+        // cut where it is, which is always safe.
+        let Ok(mut all) = self.finished.lock() else {
+            return;
+        };
+        all.extend(best);
+        while all.len() > self.limit {
+            all.pop();
+        }
+        if all.len() == self.limit {
+            if let Some(Reverse(Score(kth))) = all.peek() {
+                self.publish(*kth);
+            }
+        }
+    }
+}
+
 /// The `limit` best rows for `query` (terms with their weights and
 /// bounds) among the documents in `slots`, `(a, b)` the folded BM25
-/// constants; see the module's comment.
-///
-/// Searches of other slot ranges running beside this one (`shared`)
-/// publish their cuts there, and each takes the highest: the final
-/// `limit`-th best of all ranges scores at least any one range's, so a
-/// document below another range's cut cannot enter the merged result,
-/// and the ranges prune together about as one search would.
+/// constants; see the module's comment. Searches of other slot ranges
+/// running beside this one count their best scores in `shared` too.
 pub(super) fn search(
     idx: &KeywordIndex,
     mut query: Vec<QueryTerm>,
     ab: (f32, f32),
     (limit, allow): (usize, Allow<'_>),
     slots: Range<u32>,
-    shared: &AtomicU32,
+    shared: &SharedCut,
 ) -> Vec<(i64, f32)> {
     query.sort_by(|x, y| x.bound.total_cmp(&y.bound));
     // below[i]: the most terms 0..i can add together.
@@ -140,7 +197,8 @@ pub(super) fn search(
     // a document scoring below it cannot enter the result. Documents at or
     // above the cut when scored are kept, and cut again at the end, so
     // ties with the last place are resolved as the exhaustive search does.
-    let mut best: BinaryHeap<Reverse<Score>> = BinaryHeap::with_capacity(limit + 1);
+    let mut best: BinaryHeap<Reverse<Score>> =
+        BinaryHeap::with_capacity(limit.saturating_add(1).min(4096));
     let mut cut = 0.0f32;
     let mut kept: Vec<(i64, f32)> = Vec::new();
     // Terms 0..essential are non-essential.
@@ -151,7 +209,7 @@ pub(super) fn search(
         .min()
     {
         // A higher cut from another range.
-        let theirs = f32::from_bits(shared.load(Ordering::Relaxed));
+        let theirs = shared.get();
         if theirs > cut {
             cut = theirs;
             essential = essential_from(essential, &below, cut);
@@ -200,8 +258,7 @@ pub(super) fn search(
         }
         if best.len() == limit {
             cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
-            // Positive floats order as their bits do.
-            shared.fetch_max(cut.to_bits(), Ordering::Relaxed);
+            shared.publish(cut);
             essential = essential_from(essential, &below, cut);
             // Fewer kept than scored, once the cut has risen.
             if kept.len() >= 4 * limit {
@@ -209,6 +266,7 @@ pub(super) fn search(
             }
         }
     }
+    shared.finish(best);
     kept.retain(|h| h.1 >= cut);
     top_k(kept, limit)
 }

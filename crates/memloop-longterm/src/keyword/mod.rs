@@ -6,7 +6,7 @@
 
 mod maxscore;
 
-use std::sync::atomic::AtomicU32;
+use std::ops::Range;
 
 use foldhash::HashMap as FastMap;
 
@@ -14,10 +14,14 @@ use foldhash::HashMap as FastMap;
 /// place in the top k. Shared by the threads of one search.
 pub type Allow<'a> = Option<&'a (dyn Fn(i64) -> bool + Sync)>;
 
-/// Slots from which a search runs in two halves at once. Below it a
-/// search takes well under a millisecond, and starting a thread would be
-/// a large part of it. (Small in tests, so their partitions are split.)
+/// Slots from which a search runs on two threads. Below it a search
+/// takes well under a millisecond, and starting a thread would be a
+/// large part of it. (Small in tests, so their partitions are split.)
 const PARALLEL_SLOTS: usize = if cfg!(test) { 64 } else { 200_000 };
+/// The slot ranges such a search is cut into, taken by whichever thread
+/// is free: enough that the one that ran the vector search first does
+/// fewer of them, few enough that each range's setup stays small.
+const RANGES: u32 = 16;
 
 const K1: f32 = 1.2;
 /// The least a matching term adds to a score, so every match scores above
@@ -371,14 +375,40 @@ impl KeywordIndex {
     /// Document at a time with MaxScore pruning (`maxscore.rs`); the
     /// result is the exhaustive one, ties included.
     pub fn search(&self, terms: &[String], limit: usize, allow: Allow<'_>) -> Vec<(i64, f32)> {
-        if limit == 0 {
-            return Vec::new();
-        }
+        self.search_beside(terms, limit, allow, || ()).0
+    }
+
+    /// As `search`, with `beside` (a hybrid search's vector side) run on
+    /// this thread meanwhile. In a large partition, with a core to spare,
+    /// the walk is cut into slot ranges that a second thread starts on at
+    /// once and this one joins when `beside` is done (`crate::par::share`),
+    /// sharing their cuts (see `maxscore::search`): so the two searches
+    /// end about together on two cores, where the keyword walk in two
+    /// fixed halves waited for the vector search before it, at a million
+    /// memories a third of its own time (docs/benchmarks.md, "Both
+    /// indexes on both cores").
+    pub fn search_beside<R>(
+        &self,
+        terms: &[String],
+        limit: usize,
+        allow: Allow<'_>,
+        beside: impl FnOnce() -> R,
+    ) -> (Vec<(i64, f32)>, R) {
         let (query, ab) = self.query_terms(terms);
-        if query.is_empty() {
-            return Vec::new();
+        let slots = self.slot_rows.len() as u32;
+        if limit == 0 || query.is_empty() {
+            return (Vec::new(), beside());
         }
-        self.search_in_halves(query, ab, (limit, allow))
+        let shared = maxscore::SharedCut::new(limit);
+        let part =
+            |range| maxscore::search(self, query.clone(), ab, (limit, allow), range, &shared);
+        if (slots as usize) < PARALLEL_SLOTS || !crate::par::core_to_spare() {
+            let other = beside();
+            return (part(0..slots), other);
+        }
+        let ranges = slot_ranges(slots, RANGES);
+        let (other, parts) = crate::par::share(beside, ranges.len(), |i| part(ranges[i].clone()));
+        (top_k(parts.into_iter().flatten().collect(), limit), other)
     }
 
     /// The query's distinct terms this partition holds, with their
@@ -417,30 +447,16 @@ impl KeywordIndex {
             .collect();
         (query, (a, b))
     }
+}
 
-    /// A large partition's slots searched in two halves at once
-    /// (`crate::par`), sharing their cuts (see `maxscore::search`), then
-    /// merged: at a million memories whose query words are all common, one
-    /// search walked some 70,000 documents of its rarest word
-    /// (docs/benchmarks.md, "The keyword index alone").
-    fn search_in_halves(
-        &self,
-        query: Vec<QueryTerm>,
-        ab: (f32, f32),
-        (limit, allow): (usize, Allow<'_>),
-    ) -> Vec<(i64, f32)> {
-        let slots = self.slot_rows.len() as u32;
-        let shared = AtomicU32::new(0);
-        let part =
-            |range| maxscore::search(self, query.clone(), ab, (limit, allow), range, &shared);
-        if (slots as usize) < PARALLEL_SLOTS || !crate::par::core_to_spare() {
-            return part(0..slots);
-        }
-        let mid = slots / 2;
-        let (mut hits, upper) = crate::par::join(|| part(0..mid), || part(mid..slots));
-        hits.extend(upper);
-        top_k(hits, limit)
-    }
+/// `0..slots` cut into `n` ranges of about the same size.
+fn slot_ranges(slots: u32, n: u32) -> Vec<Range<u32>> {
+    (0..n)
+        .map(|i| {
+            let at = |k: u32| (u64::from(slots) * u64::from(k) / u64::from(n)) as u32;
+            at(i)..at(i + 1)
+        })
+        .collect()
 }
 
 /// What a term of weight `idf × (k1 + 1)` adds to a document with
@@ -713,11 +729,11 @@ mod tests {
                 ab,
                 (20, None),
                 0..slots,
-                &AtomicU32::new(0),
+                &maxscore::SharedCut::new(20),
             );
             let kth = alone.last().map_or(0.0, |h| h.1);
             for frac in [0.3f32, 0.6, 0.9, 1.0] {
-                let published = AtomicU32::new((kth * frac).to_bits());
+                let published = maxscore::SharedCut::starting_at(20, kth * frac);
                 let got =
                     maxscore::search(&idx, query.clone(), ab, (20, None), 0..slots, &published);
                 let bits =
@@ -725,6 +741,35 @@ mod tests {
                 assert_eq!(bits(&got), bits(&alone), "{q:?} cut {frac} of the 20th");
             }
         }
+    }
+
+    /// A search beside other work answers both, and its hits are the
+    /// search's alone, in a partition large enough to be cut into ranges.
+    #[test]
+    fn a_search_beside_other_work_answers_both() {
+        let mut idx = KeywordIndex::default();
+        let mut next = numbers(5);
+        let vocab: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
+        for row in 0..2000i64 {
+            let own: Vec<String> = (0..1 + next(6)).map(|_| vocab[next(10)].clone()).collect();
+            idx.insert(row, &own, &[], 0.0);
+        }
+        assert!(idx.slot_rows.len() >= PARALLEL_SLOTS * RANGES as usize);
+        let q = terms("w1 w3 w7");
+        let (hits, other) = idx.search_beside(&q, 25, None, || "vectors");
+        assert_eq!(other, "vectors");
+        let (query, ab) = idx.query_terms(&q);
+        let slots = idx.slot_rows.len() as u32;
+        let whole = maxscore::search(
+            &idx,
+            query,
+            ab,
+            (25, None),
+            0..slots,
+            &maxscore::SharedCut::new(25),
+        );
+        assert_eq!(hits, whole);
+        assert_eq!(hits.len(), 25);
     }
 
     #[test]
