@@ -10,7 +10,8 @@ use clap::Args;
 use memloop::time::Clock;
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Coalescing, Config, Durability, Embedder, Memory, MiniLmEmbedder, NewMemory, SearchQuery,
+    Coalescing, Config, Durability, Embedder, ListQuery, Memory, MiniLmEmbedder, NewMemory, Scope,
+    SearchQuery,
 };
 use serde_json::{json, Value};
 
@@ -85,6 +86,13 @@ pub struct BenchArgs {
     /// Keep the near-duplicates' vectors in this file and reuse them.
     #[arg(long)]
     near_duplicates_vectors: Option<PathBuf>,
+    /// Keep each size's store in `--work-dir` and, when a store of that
+    /// size is there from an earlier run, measure only its searches
+    /// (hybrid, dense, recall, with the query embedding) without
+    /// importing again: to compare binaries on a million memories in
+    /// seconds rather than minutes each. The embedded store only.
+    #[arg(long, requires = "work_dir")]
+    searches_only: bool,
     /// On PostgreSQL (`--store`), leave the run's memories in the database
     /// instead of purging them (the tenant is printed), to profile queries.
     #[arg(long)]
@@ -192,13 +200,16 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     if !out.json {
         println!("long-term store: {}", run.backend());
     }
+    if a.searches_only && run.backend() != "embedded" {
+        anyhow::bail!("--searches-only reuses an embedded store; leave out --store");
+    }
     let mut stores = Vec::new();
     for &n in a.sizes.iter().filter(|&&n| n > 0) {
         let fig = bench_store(
             out,
             &embedder,
             (&run, &work.join(format!("store-{n}"))),
-            n,
+            (n, a.searches_only),
             a.queries,
         )?;
         print_store(out, n, &fig);
@@ -406,18 +417,33 @@ fn bench_store(
     out: &Output,
     e: &Arc<MiniLmEmbedder>,
     (run, dir): (&RunStore, &std::path::Path),
-    n: usize,
+    (n, searches_only): (usize, bool),
     queries: usize,
 ) -> anyhow::Result<Value> {
-    let _ = std::fs::remove_dir_all(dir);
-    let options = run.options();
-    let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
-    let pool = vector_pool(e, 1000)?;
-    let seed = 42 + n as u64;
-    let mut rng = Rng::new(seed);
     // A scope per size: on a shared database each size starts empty too.
     let scope = run.scope(&format!("bench-user-{n}"));
     let import_scope = run.scope(&format!("bench-import-{n}"));
+    let options = run.options();
+    let pool = vector_pool(e, 1000)?;
+    let seed = 42 + n as u64;
+    let mut rng = Rng::new(seed);
+    if searches_only && dir.exists() {
+        let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
+        let listed = ListQuery {
+            scope: scope.clone(),
+            ..ListQuery::default()
+        };
+        if memory.count(&listed)? >= n {
+            // The queries drawn after the import's items, as below.
+            for i in 0..n {
+                import_item(&mut rng, &pool, i);
+            }
+            let (qvecs, qtexts) = draw_queries(&mut rng, &pool, queries);
+            return search_figures(&memory, &scope, (seed, n, &pool), (&qvecs, &qtexts));
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let memory = Memory::with_embedder(dir, e.clone() as Arc<dyn Embedder>, options.clone())?;
     // Bulk import with precomputed vectors: the store's own rate.
     let bar = progress_bar(out, n as u64, &format!("import {n}"));
     let t = Instant::now();
@@ -437,51 +463,14 @@ fn bench_store(
     let import_rate = n as f64 / t.elapsed().as_secs_f64();
     bar.finish_and_clear();
     // First search after the import: the import kept the index current.
-    let qvecs: Vec<Vec<f32>> = (0..queries)
-        .map(|_| mixed_vector(&mut rng, &pool))
-        .collect();
-    let qtexts = sentences(99, queries);
+    let (qvecs, qtexts) = draw_queries(&mut rng, &pool, queries);
     let t = Instant::now();
     memory.search_by_vector(
         &SearchQuery::new(scope.clone(), qtexts[0].clone()),
         &qvecs[0],
     )?;
     let index_build_ms = t.elapsed().as_secs_f64() * 1e3;
-    let (hybrid_p50, hybrid_p99) = latency(queries, |i| {
-        memory.search_by_vector(
-            &SearchQuery::new(scope.clone(), qtexts[i].clone()),
-            &qvecs[i],
-        )?;
-        Ok(())
-    })?;
-    let mut dense = SearchQuery::new(scope.clone(), "");
-    dense.keyword_weight = 0.0;
-    let (dense_p50, dense_p99) = latency(queries, |i| {
-        memory.search_by_vector(&dense, &qvecs[i])?;
-        Ok(())
-    })?;
-    // Recall@10 of the index against exact search; a hit's note number is its item.
-    let note_of = |text: &str| {
-        text.rsplit("(note ")
-            .next()
-            .and_then(|s| s.trim_end_matches(')').parse::<i64>().ok())
-    };
-    let recall_queries = queries.min(50);
-    let exact = exact_top10_replayed(seed, n, &pool, &qvecs[..recall_queries]);
-    let mut found = 0usize;
-    for (q, exact) in qvecs.iter().zip(&exact) {
-        let hits = memory.search_by_vector(&dense, q)?;
-        found += hits
-            .iter()
-            .filter_map(|h| note_of(&h.record.text))
-            .filter(|r| exact.contains(r))
-            .count();
-    }
-    let recall_at_10 = found as f64 / (recall_queries * 10) as f64;
-    let (with_embed_p50, with_embed_p99) = latency(queries.min(100), |i| {
-        memory.search(&SearchQuery::new(scope.clone(), qtexts[i].clone()))?;
-        Ok(())
-    })?;
+    let mut fig = search_figures(&memory, &scope, (seed, n, &pool), (&qvecs, &qtexts))?;
     let add_texts = sentences(500 + n as u64, 100);
     let (add_p50, add_p99) = latency(add_texts.len(), |i| {
         memory.add(
@@ -512,17 +501,77 @@ fn bench_store(
     let resident_mb = rss_mb();
     run.clean(&reopened, &scope)?;
     run.clean(&reopened, &import_scope)?;
+    for (key, value) in [
+        ("bulk_import_per_s", import_rate),
+        ("bulk_import_with_embedding_per_s", e2e_rate),
+        ("first_search_index_build_ms", index_build_ms),
+        ("add_p50_ms", add_p50),
+        ("add_p99_ms", add_p99),
+        ("open_ready_ms", open_ms),
+        ("resident_after_reopen_mb", resident_mb),
+    ] {
+        fig[key] = json!(value);
+    }
+    Ok(fig)
+}
+
+/// Queries for the store figures: random mixtures of the pool's vectors
+/// (drawn after the import's items, from the same generator) and texts.
+fn draw_queries(rng: &mut Rng, pool: &[Vec<f32>], queries: usize) -> (Vec<Vec<f32>>, Vec<String>) {
+    let qvecs = (0..queries).map(|_| mixed_vector(rng, pool)).collect();
+    (qvecs, sentences(99, queries))
+}
+
+/// The searches' figures on a store `bench_store` filled from `seed`:
+/// hybrid and dense latency, the graph's recall@10 against exact, and
+/// latency with the query embedding.
+fn search_figures(
+    memory: &Memory,
+    scope: &Scope,
+    (seed, n, pool): (u64, usize, &[Vec<f32>]),
+    (qvecs, qtexts): (&[Vec<f32>], &[String]),
+) -> anyhow::Result<Value> {
+    let (hybrid_p50, hybrid_p99) = latency(qvecs.len(), |i| {
+        memory.search_by_vector(
+            &SearchQuery::new(scope.clone(), qtexts[i].clone()),
+            &qvecs[i],
+        )?;
+        Ok(())
+    })?;
+    let mut dense = SearchQuery::new(scope.clone(), "");
+    dense.keyword_weight = 0.0;
+    let (dense_p50, dense_p99) = latency(qvecs.len(), |i| {
+        memory.search_by_vector(&dense, &qvecs[i])?;
+        Ok(())
+    })?;
+    // Recall@10 of the index against exact search; a hit's note number is its item.
+    let note_of = |text: &str| {
+        text.rsplit("(note ")
+            .next()
+            .and_then(|s| s.trim_end_matches(')').parse::<i64>().ok())
+    };
+    let recall_queries = qvecs.len().min(50);
+    let exact = exact_top10_replayed(seed, n, pool, &qvecs[..recall_queries]);
+    let mut found = 0usize;
+    for (q, exact) in qvecs.iter().zip(&exact) {
+        let hits = memory.search_by_vector(&dense, q)?;
+        found += hits
+            .iter()
+            .filter_map(|h| note_of(&h.record.text))
+            .filter(|r| exact.contains(r))
+            .count();
+    }
+    let recall_at_10 = found as f64 / (recall_queries * 10) as f64;
+    let (with_embed_p50, with_embed_p99) = latency(qvecs.len().min(100), |i| {
+        memory.search(&SearchQuery::new(scope.clone(), qtexts[i].clone()))?;
+        Ok(())
+    })?;
     Ok(json!({
         "memories": n,
-        "bulk_import_per_s": import_rate,
-        "bulk_import_with_embedding_per_s": e2e_rate,
-        "first_search_index_build_ms": index_build_ms,
         "search_hybrid_p50_ms": hybrid_p50, "search_hybrid_p99_ms": hybrid_p99,
         "search_dense_p50_ms": dense_p50, "search_dense_p99_ms": dense_p99,
         "recall_at_10": recall_at_10,
         "search_with_embedding_p50_ms": with_embed_p50, "search_with_embedding_p99_ms": with_embed_p99,
-        "add_p50_ms": add_p50, "add_p99_ms": add_p99,
-        "open_ready_ms": open_ms, "resident_after_reopen_mb": resident_mb,
     }))
 }
 
@@ -531,14 +580,26 @@ fn print_store(out: &Output, n: usize, v: &Value) {
         return;
     }
     println!("store with {n} memories in one user's scope");
-    println!(
-        "  bulk import           {:>9.0} memories/s (vectors given), {:.0}/s with embedding",
-        f(v, "bulk_import_per_s"),
-        f(v, "bulk_import_with_embedding_per_s")
+    // A line only for figures the run has (`--searches-only` has the searches').
+    let line = |key: &str, text: String| {
+        if !v[key].is_null() {
+            println!("{text}");
+        }
+    };
+    line(
+        "bulk_import_per_s",
+        format!(
+            "  bulk import           {:>9.0} memories/s (vectors given), {:.0}/s with embedding",
+            f(v, "bulk_import_per_s"),
+            f(v, "bulk_import_with_embedding_per_s")
+        ),
     );
-    println!(
-        "  first search after import {:>5.1} ms",
-        f(v, "first_search_index_build_ms")
+    line(
+        "first_search_index_build_ms",
+        format!(
+            "  first search after import {:>5.1} ms",
+            f(v, "first_search_index_build_ms")
+        ),
     );
     println!(
         "  search hybrid         p50 {:>7.3} ms  p99 {:>7.3} ms  (no query embedding)",
@@ -556,15 +617,24 @@ fn print_store(out: &Output, n: usize, v: &Value) {
         f(v, "search_with_embedding_p50_ms"),
         f(v, "search_with_embedding_p99_ms")
     );
-    println!(
-        "  single add (durable)  p50 {:>7.3} ms  p99 {:>7.3} ms",
-        f(v, "add_p50_ms"),
-        f(v, "add_p99_ms")
+    line(
+        "add_p50_ms",
+        format!(
+            "  single add (durable)  p50 {:>7.3} ms  p99 {:>7.3} ms",
+            f(v, "add_p50_ms"),
+            f(v, "add_p99_ms")
+        ),
     );
-    println!("  reopen, ready         {:>9.1} ms", f(v, "open_ready_ms"));
-    println!(
-        "  resident after reopen {:>9.0} MB  (whole process: store, model, allocator's spare)",
-        f(v, "resident_after_reopen_mb")
+    line(
+        "open_ready_ms",
+        format!("  reopen, ready         {:>9.1} ms", f(v, "open_ready_ms")),
+    );
+    line(
+        "resident_after_reopen_mb",
+        format!(
+            "  resident after reopen {:>9.0} MB  (whole process: store, model, allocator's spare)",
+            f(v, "resident_after_reopen_mb")
+        ),
     );
 }
 

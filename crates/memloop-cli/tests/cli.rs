@@ -1178,3 +1178,47 @@ fn procedures_are_recorded_from_files_merged_and_found_with_their_pitfall() {
     let recorded = demo["recorded"].as_array().unwrap();
     assert_eq!(recorded[1]["procedure"]["event"], "UPDATE", "{demo}");
 }
+
+/// `bench --searches-only` imports a size's store once into `--work-dir`,
+/// then measures only its searches on it: the second run has no import
+/// figures, the same searches, and the recall of the same store.
+#[test]
+fn bench_searches_only_reuses_the_stored_store() {
+    let store = Store::new();
+    let work = store.path().join("bench-work");
+    let work = work.to_str().unwrap();
+    let args = [
+        "bench",
+        "--sizes",
+        "400",
+        "--skip-embedding",
+        "--gc-memories",
+        "0",
+        "--long-users",
+        "0",
+        "--cold-users",
+        "0",
+        "--queries",
+        "20",
+        "--work-dir",
+        work,
+        "--searches-only",
+    ];
+    let first = store.ok(&args);
+    let second = store.ok(&args);
+    let (first, second) = (&first["stores"][0], &second["stores"][0]);
+    assert!(
+        first["bulk_import_per_s"].as_f64().unwrap() > 0.0,
+        "{first}"
+    );
+    assert!(second["bulk_import_per_s"].is_null(), "{second}");
+    assert!(second["open_ready_ms"].is_null(), "{second}");
+    for key in ["search_hybrid_p99_ms", "search_dense_p50_ms"] {
+        assert!(second[key].as_f64().unwrap() > 0.0, "{key}: {second}");
+    }
+    // The same store and queries: exact recall is computed against the
+    // import replayed, so a store other than the import would score low.
+    for run in [first, second] {
+        assert!(run["recall_at_10"].as_f64().unwrap() > 0.8, "{run}");
+    }
+}
