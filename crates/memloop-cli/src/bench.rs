@@ -90,7 +90,7 @@ pub struct BenchArgs {
     /// size is there from an earlier run, measure only its searches
     /// (hybrid, dense, recall, with the query embedding) without
     /// importing again: to compare binaries on a million memories in
-    /// seconds rather than minutes each. The embedded store only.
+    /// about a minute a run rather than six. The embedded store only.
     #[arg(long, requires = "work_dir")]
     searches_only: bool,
     /// On PostgreSQL (`--store`), leave the run's memories in the database

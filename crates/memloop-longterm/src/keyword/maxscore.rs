@@ -159,18 +159,20 @@ impl SharedCut {
     }
 }
 
-/// The `limit` best rows for `query` (terms with their weights and
-/// bounds) among the documents in `slots`, `(a, b)` the folded BM25
-/// constants; see the module's comment. Searches of other slot ranges
-/// running beside this one count their best scores in `shared` too.
+/// The `shared.limit` best rows for `query` (terms with their weights
+/// and bounds) among the documents in `slots` that `allow` admits, `(a,
+/// b)` the folded BM25 constants; see the module's comment. Searches of
+/// other slot ranges running beside this one count their best scores in
+/// `shared` too.
 pub(super) fn search(
     idx: &KeywordIndex,
     mut query: Vec<QueryTerm>,
     ab: (f32, f32),
-    (limit, allow): (usize, Allow<'_>),
+    allow: Allow<'_>,
     slots: Range<u32>,
     shared: &SharedCut,
 ) -> Vec<(i64, f32)> {
+    let limit = shared.limit;
     query.sort_by(|x, y| x.bound.total_cmp(&y.bound));
     // below[i]: the most terms 0..i can add together.
     let mut below = vec![0.0f32; query.len() + 1];

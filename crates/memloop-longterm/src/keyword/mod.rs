@@ -400,8 +400,7 @@ impl KeywordIndex {
             return (Vec::new(), beside());
         }
         let shared = maxscore::SharedCut::new(limit);
-        let part =
-            |range| maxscore::search(self, query.clone(), ab, (limit, allow), range, &shared);
+        let part = |range| maxscore::search(self, query.clone(), ab, allow, range, &shared);
         if (slots as usize) < PARALLEL_SLOTS || !crate::par::core_to_spare() {
             let other = beside();
             return (part(0..slots), other);
@@ -727,15 +726,14 @@ mod tests {
                 &idx,
                 query.clone(),
                 ab,
-                (20, None),
+                None,
                 0..slots,
                 &maxscore::SharedCut::new(20),
             );
             let kth = alone.last().map_or(0.0, |h| h.1);
             for frac in [0.3f32, 0.6, 0.9, 1.0] {
                 let published = maxscore::SharedCut::starting_at(20, kth * frac);
-                let got =
-                    maxscore::search(&idx, query.clone(), ab, (20, None), 0..slots, &published);
+                let got = maxscore::search(&idx, query.clone(), ab, None, 0..slots, &published);
                 let bits =
                     |h: &[(i64, f32)]| h.iter().map(|x| (x.0, x.1.to_bits())).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&alone), "{q:?} cut {frac} of the 20th");
@@ -764,7 +762,7 @@ mod tests {
             &idx,
             query,
             ab,
-            (25, None),
+            None,
             0..slots,
             &maxscore::SharedCut::new(25),
         );
