@@ -1,19 +1,25 @@
-//! BM25 top-k, document at a time with MaxScore pruning (Turtle and Flood).
+//! BM25 top-k with MaxScore pruning (Turtle and Flood), a window of
+//! slots at a time (as Lucene's MaxScore scorer does).
 //!
-//! The query's posting lists, all in slot order, are walked side by side,
-//! one document at a time, keeping the `limit` best scores so far. Terms
-//! are ordered by the most they can add to a score (their bound); the
-//! least valuable ones whose bounds together stay below the `limit`-th
-//! best score are "non-essential": no document holding only them can
-//! enter the result, so their lists are no longer walked, only searched
-//! forward (galloping) for the documents the others bring, and a document
-//! drops out as soon as what it lacks could not lift it to the cut.
+//! Terms are ordered by the most they can add to a score (their bound);
+//! the least valuable ones whose bounds together stay below the
+//! `limit`-th best score so far (the cut) are "non-essential": no
+//! document holding only them can enter the result. The posting lists are
+//! all in slot order. Window by window, the essential lists' postings are
+//! added into an array of the window's scores, list after list; then the
+//! non-essential terms, most valuable first, for the documents that could
+//! still reach the cut with them: their postings in the window read the
+//! same way, or, when few documents are left, searched forward
+//! (galloping) for each; what reaches the cut is kept.
 //!
-//! It replaced term-at-a-time scoring into an array of every document's
-//! score: when a query's words are all common (a corpus of a few hundred
-//! sentence templates, every word in a tenth of a million memories), that
-//! walked half of all postings with a random write each before any could
-//! be skipped (docs/benchmarks.md, "BM25 document at a time").
+//! Term at a time over the whole partition (an array of every document's
+//! score) walked half of all postings with a random write each before any
+//! could be skipped when a query's words were all common (docs/benchmarks.md,
+//! "BM25 document at a time"). One document at a time, the lists walked
+//! side by side, paid for finding the least slot among them and for a
+//! search forward in each non-essential list for nearly every document
+//! (docs/benchmarks.md, "MaxScore a window at a time"). A window of 2,048
+//! slots keeps the array in the first-level cache.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -23,13 +29,17 @@ use std::sync::Mutex;
 
 use super::{term_score, top_k, Allow, KeywordIndex, QueryTerm};
 
+/// Slots scored together (small in tests, so their partitions span many).
+const WINDOW: usize = if cfg!(test) { 64 } else { 2048 };
+/// About what a search forward in a posting list costs against reading
+/// one posting.
+const SEEK_COST: u64 = 8;
+
 /// One query term's place in its posting list.
 struct Cursor<'a> {
     list: &'a [(u32, f32)],
     pos: usize,
     weight: f32,
-    /// The list holds postings of removed documents, to step over.
-    dead: bool,
 }
 
 impl Cursor<'_> {
@@ -40,18 +50,6 @@ impl Cursor<'_> {
     /// The term's frequency in document `d` when the cursor is on it.
     fn tf_at(&self, d: u32) -> Option<f32> {
         self.current().filter(|p| p.0 == d).map(|p| p.1)
-    }
-
-    /// Past postings of removed documents.
-    fn skip_dead(&mut self, idx: &KeywordIndex) {
-        if self.dead {
-            while let Some(&(slot, _)) = self.list.get(self.pos) {
-                if idx.slot_rows[slot as usize].is_some() {
-                    break;
-                }
-                self.pos += 1;
-            }
-        }
     }
 
     /// To the first posting at or after slot `d`: a few steps, doubling,
@@ -69,6 +67,69 @@ impl Cursor<'_> {
         }
         let hi = (lo + step).min(list.len());
         self.pos = lo + 1 + list[lo + 1..hi].partition_point(|p| p.0 < d);
+    }
+}
+
+/// Marks the slots of `c`'s postings in the window `start..end` (its
+/// cursor at or after `start`) as matched; returns how many of the
+/// window's words of 64 slots reach its last one.
+fn mark_postings(c: &Cursor<'_>, start: u32, end: u32, matched: &mut [u64]) -> usize {
+    let mut last = None;
+    for &(slot, _) in c.list[c.pos..].iter().take_while(|p| p.0 < end) {
+        let i = (slot - start) as usize;
+        matched[i / 64] |= 1 << (i % 64);
+        last = Some(i);
+    }
+    last.map_or(0, |i| i / 64 + 1)
+}
+
+/// Adds what `c`'s term scores in each document of the window
+/// `start..end` to its slot's score, and moves the cursor past the window.
+fn add_postings(
+    c: &mut Cursor<'_>,
+    idx: &KeywordIndex,
+    start: u32,
+    end: u32,
+    scores: &mut [f32],
+    ab: (f32, f32),
+) {
+    let n = c.list[c.pos..].iter().take_while(|p| p.0 < end).count();
+    for &(slot, tf) in &c.list[c.pos..c.pos + n] {
+        let len = idx.slot_len[slot as usize];
+        scores[(slot - start) as usize] += term_score(c.weight, tf, len, ab);
+    }
+    c.pos += n;
+}
+
+/// Keeps in `matched` only the slots whose score could still reach the
+/// cut with `lift` more; returns how many are left. Without a branch on
+/// the score (whether a document can still reach the cut is the least
+/// predictable question of a search), and counted as it goes (`count_ones`
+/// is a dozen instructions where the build may not assume a POPCNT).
+fn keep_reaching(matched: &mut [u64], scores: &[f32], lift: f32, cut: f32) -> u32 {
+    let mut left = 0;
+    for (w, word) in matched.iter_mut().enumerate() {
+        let (mut bits, mut keep) = (*word, 0u64);
+        while bits != 0 {
+            let j = bits.trailing_zeros();
+            bits &= bits - 1;
+            let reaches = scores[w * 64 + j as usize] + lift >= cut;
+            keep |= u64::from(reaches) << j;
+            left += u32::from(reaches);
+        }
+        *word = keep;
+    }
+    left
+}
+
+/// Calls `f` with each set slot of `matched`, in order.
+fn for_each_set(matched: &[u64], mut f: impl FnMut(usize)) {
+    for (w, &word) in matched.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
     }
 }
 
@@ -185,14 +246,11 @@ pub(super) fn search(
             let list = &idx.postings[t.id as usize];
             let from = list.partition_point(|p| p.0 < slots.start);
             let to = list.partition_point(|p| p.0 < slots.end);
-            let mut c = Cursor {
+            Cursor {
                 list: &list[from..to],
                 pos: 0,
                 weight: t.weight,
-                dead: idx.dead_per_term[t.id as usize] > 0,
-            };
-            c.skip_dead(idx);
-            c
+            }
         })
         .collect();
     // The `limit` best scores so far (a min-heap), and the cut they set:
@@ -203,70 +261,99 @@ pub(super) fn search(
         BinaryHeap::with_capacity(limit.saturating_add(1).min(4096));
     let mut cut = 0.0f32;
     let mut kept: Vec<(i64, f32)> = Vec::new();
+    // One window's essential scores and which of its slots have one.
+    let mut scores = vec![0.0f32; WINDOW];
+    let mut matched = vec![0u64; WINDOW / 64];
     // Terms 0..essential are non-essential.
     let mut essential = 0;
-    while let Some(d) = cursors[essential..]
-        .iter()
-        .filter_map(|c| c.current().map(|p| p.0))
-        .min()
-    {
+    loop {
         // A higher cut from another range.
-        let theirs = shared.get();
-        if theirs > cut {
-            cut = theirs;
-            essential = essential_from(essential, &below, cut);
-            // The document is taken again with the new essential terms.
-            continue;
-        }
-        let len = idx.slot_len[d as usize];
-        let mut score = 0.0f32;
-        // Terms are added most valuable first, here and below, so a
-        // document's score is the same sum whichever terms were essential
-        // when it was reached: that depends on when another range raised
-        // the cut, and floats added in another order can differ in the
-        // last place, which would let ties at the cut fall differently
-        // from one run to the next.
-        for c in cursors[essential..].iter_mut().rev() {
-            if let Some(tf) = c.tf_at(d) {
-                score += term_score(c.weight, tf, len, ab);
-                c.pos += 1;
-                c.skip_dead(idx);
-            }
-        }
-        // The non-essential terms, most valuable first, while they could
-        // still lift the document to the cut.
-        let mut i = essential;
-        while i > 0 && score + below[i] >= cut {
-            i -= 1;
-            let c = &mut cursors[i];
-            c.seek(d);
-            if let Some(tf) = c.tf_at(d) {
-                score += term_score(c.weight, tf, len, ab);
-            }
-        }
-        if i > 0 || score < cut {
-            continue;
-        }
-        let Some(row) = idx.slot_rows[d as usize] else {
-            continue;
+        cut = cut.max(shared.get());
+        essential = essential_from(essential, &below, cut);
+        let Some(start) = cursors[essential..]
+            .iter()
+            .filter_map(|c| c.current().map(|p| p.0))
+            .min()
+        else {
+            break;
         };
-        if allow.is_some_and(|f| !f(row)) {
-            continue;
+        let end = start.saturating_add(WINDOW as u32);
+        // Each essential list's postings in the window, one list after
+        // the other, most valuable term first: so a document's score is
+        // the same sum whichever terms were essential when it was reached
+        // (that depends on when another range raised the cut, and floats
+        // added in another order can differ in the last place, which would
+        // let ties at the cut fall differently from one run to the next).
+        // Postings of removed documents are scored too: their slots have
+        // no row, and are dropped below. `used`: the words of the window
+        // that hold a matched slot (a sparse query's window may hold one
+        // posting; the rest is not looked at).
+        let mut used = 0;
+        for c in cursors[essential..].iter_mut().rev() {
+            used = used.max(mark_postings(c, start, end, &mut matched));
+            add_postings(c, idx, start, end, &mut scores, ab);
         }
-        kept.push((row, score));
-        best.push(Reverse(Score(score)));
-        if best.len() > limit {
-            best.pop();
-        }
-        if best.len() == limit {
-            cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
-            shared.publish(cut);
-            essential = essential_from(essential, &below, cut);
-            // Fewer kept than scored, once the cut has risen.
-            if kept.len() >= 4 * limit {
-                kept.retain(|h| h.1 >= cut);
+        let end = start.saturating_add(64 * used as u32);
+        let (matched, scores) = (&mut matched[..used], &mut scores[..64 * used]);
+        // The non-essential terms, most valuable first, while some
+        // document could still reach the cut with them.
+        for t in (0..essential).rev() {
+            let left = keep_reaching(matched, scores, below[t + 1], cut);
+            if left == 0 {
+                break;
+            }
+            let c = &mut cursors[t];
+            c.seek(start);
+            // Few documents left against the term's postings in the
+            // window: a search forward for each is cheaper than reading
+            // them all.
+            let in_window = (c.list.len() * scores.len() / slots.len().max(1)) as u64;
+            if u64::from(left) * SEEK_COST < in_window {
+                for_each_set(matched, |i| {
+                    let d = start + i as u32;
+                    c.seek(d);
+                    if let Some(tf) = c.tf_at(d) {
+                        scores[i] += term_score(c.weight, tf, idx.slot_len[d as usize], ab);
+                    }
+                });
+            } else {
+                add_postings(c, idx, start, end, scores, ab);
             }
         }
+        // What is left, in slot order, at or above the cut.
+        for (w, word) in matched.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let score = scores[i];
+                if score < cut {
+                    continue;
+                }
+                let d = start + i as u32;
+                let Some(row) = idx.slot_rows[d as usize] else {
+                    continue;
+                };
+                if allow.is_some_and(|f| !f(row)) {
+                    continue;
+                }
+                kept.push((row, score));
+                best.push(Reverse(Score(score)));
+                if best.len() > limit {
+                    best.pop();
+                }
+                if best.len() == limit {
+                    cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
+                    shared.publish(cut);
+                    // Fewer kept than scored, once the cut has risen.
+                    if kept.len() >= 4 * limit {
+                        kept.retain(|h| h.1 >= cut);
+                    }
+                }
+            }
+        }
+        // Every term added into the window may have touched any of its slots.
+        scores.fill(0.0);
     }
     shared.finish(best);
     kept.retain(|h| h.1 >= cut);
