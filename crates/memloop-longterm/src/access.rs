@@ -86,6 +86,13 @@ impl AccessBatch {
             .spawn(move || loop {
                 match woken.recv_timeout(WRITE_EVERY) {
                     Err(RecvTimeoutError::Timeout) | Ok(Wake::Write) => {
+                        // Counted busy while it writes, so no search
+                        // splits meanwhile: a search's second thread
+                        // placed on the core this writer holds waited for
+                        // the writer's whole time slice, and the search
+                        // for it (docs/benchmarks.md, "MaxScore a window
+                        // at a time").
+                        let _busy = crate::par::Busy::start();
                         // A failure (a busy store) keeps the counts: the
                         // next round, write or flush tries again.
                         let _ = write_pending(bg_write.as_ref(), &bg_pending);
@@ -206,6 +213,29 @@ fn write_pending(write: &WriteAccess, pending: &Mutex<PendingAccess>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The background writer counts as busy while it writes, so no search
+    /// splits onto the core it holds.
+    #[test]
+    fn the_background_writer_counts_as_busy_while_it_writes() {
+        let seen: Arc<Mutex<Option<usize>>> = Arc::default();
+        let s = seen.clone();
+        let batch = AccessBatch::start(move |_| {
+            *lock(&s) = Some(crate::par::busy_threads());
+            Ok(())
+        });
+        // A full batch wakes the writer.
+        let ids: Vec<String> = (0..MAX_PENDING).map(|i| format!("m{i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        batch.record("t", &ids, 1).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while lock(&seen).is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let busy = *lock(&seen);
+        assert!(busy.is_some_and(|n| n >= 1), "{busy:?}");
+        batch.stop();
+    }
 
     /// A failed write keeps its counts, added to those recorded since.
     #[test]

@@ -34,6 +34,12 @@ impl Drop for Busy {
     }
 }
 
+/// Threads counted busy now (for tests).
+#[cfg(test)]
+pub(crate) fn busy_threads() -> usize {
+    BUSY.load(Ordering::Relaxed)
+}
+
 /// Whether work could take one more core: fewer busy threads (the caller
 /// among them, if it marked itself) than the machine has cores.
 pub fn core_to_spare() -> bool {
