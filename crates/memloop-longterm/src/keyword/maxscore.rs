@@ -70,35 +70,30 @@ impl Cursor<'_> {
     }
 }
 
-/// Marks the slots of `c`'s postings in the window `start..end` (its
-/// cursor at or after `start`) as matched; returns how many of the
-/// window's words of 64 slots reach its last one.
-fn mark_postings(c: &Cursor<'_>, start: u32, end: u32, matched: &mut [u64]) -> usize {
-    let mut last = None;
-    for &(slot, _) in c.list[c.pos..].iter().take_while(|p| p.0 < end) {
-        let i = (slot - start) as usize;
-        matched[i / 64] |= 1 << (i % 64);
-        last = Some(i);
-    }
-    last.map_or(0, |i| i / 64 + 1)
-}
-
 /// Adds what `c`'s term scores in each document of the window
-/// `start..end` to its slot's score, and moves the cursor past the window.
+/// `start..end` (its cursor at or after `start`) to its slot's score, and
+/// moves the cursor past the window. With `mark` (an essential term), the
+/// slots are marked as matched too; returns how many of the window's
+/// words of 64 slots reach its last posting.
 fn add_postings(
     c: &mut Cursor<'_>,
     idx: &KeywordIndex,
-    start: u32,
-    end: u32,
+    (start, end): (u32, u32),
     scores: &mut [f32],
+    mut mark: Option<&mut [u64]>,
     ab: (f32, f32),
-) {
+) -> usize {
     let n = c.list[c.pos..].iter().take_while(|p| p.0 < end).count();
-    for &(slot, tf) in &c.list[c.pos..c.pos + n] {
-        let len = idx.slot_len[slot as usize];
-        scores[(slot - start) as usize] += term_score(c.weight, tf, len, ab);
+    let window = &c.list[c.pos..c.pos + n];
+    for &(slot, tf) in window {
+        let i = (slot - start) as usize;
+        scores[i] += term_score(c.weight, tf, idx.slot_len[slot as usize], ab);
+        if let Some(matched) = mark.as_deref_mut() {
+            matched[i / 64] |= 1 << (i % 64);
+        }
     }
     c.pos += n;
+    window.last().map_or(0, |p| (p.0 - start) as usize / 64 + 1)
 }
 
 /// Keeps in `matched` only the slots whose score could still reach the
@@ -290,8 +285,8 @@ pub(super) fn search(
         // posting; the rest is not looked at).
         let mut used = 0;
         for c in cursors[essential..].iter_mut().rev() {
-            used = used.max(mark_postings(c, start, end, &mut matched));
-            add_postings(c, idx, start, end, &mut scores, ab);
+            let reach = add_postings(c, idx, (start, end), &mut scores, Some(&mut matched), ab);
+            used = used.max(reach);
         }
         let end = start.saturating_add(64 * used as u32);
         let (matched, scores) = (&mut matched[..used], &mut scores[..64 * used]);
@@ -317,41 +312,37 @@ pub(super) fn search(
                     }
                 });
             } else {
-                add_postings(c, idx, start, end, scores, ab);
+                add_postings(c, idx, (start, end), scores, None, ab);
             }
         }
         // What is left, in slot order, at or above the cut.
-        for (w, word) in matched.iter_mut().enumerate() {
-            let mut bits = std::mem::take(word);
-            while bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let score = scores[i];
-                if score < cut {
-                    continue;
-                }
-                let d = start + i as u32;
-                let Some(row) = idx.slot_rows[d as usize] else {
-                    continue;
-                };
-                if allow.is_some_and(|f| !f(row)) {
-                    continue;
-                }
-                kept.push((row, score));
-                best.push(Reverse(Score(score)));
-                if best.len() > limit {
-                    best.pop();
-                }
-                if best.len() == limit {
-                    cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
-                    shared.publish(cut);
-                    // Fewer kept than scored, once the cut has risen.
-                    if kept.len() >= 4 * limit {
-                        kept.retain(|h| h.1 >= cut);
-                    }
+        for_each_set(matched, |i| {
+            let score = scores[i];
+            if score < cut {
+                return;
+            }
+            let d = start + i as u32;
+            let Some(row) = idx.slot_rows[d as usize] else {
+                return;
+            };
+            if allow.is_some_and(|f| !f(row)) {
+                return;
+            }
+            kept.push((row, score));
+            best.push(Reverse(Score(score)));
+            if best.len() > limit {
+                best.pop();
+            }
+            if best.len() == limit {
+                cut = best.peek().map_or(0.0, |s| s.0 .0).max(cut);
+                shared.publish(cut);
+                // Fewer kept than scored, once the cut has risen.
+                if kept.len() >= 4 * limit {
+                    kept.retain(|h| h.1 >= cut);
                 }
             }
-        }
+        });
+        matched.fill(0);
         // Every term added into the window may have touched any of its slots.
         scores.fill(0.0);
     }
