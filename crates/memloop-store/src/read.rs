@@ -6,11 +6,13 @@ use std::sync::{Arc, RwLock};
 use memloop_core::{Error, Filter, HistoryEntry, Kind, MemoryRecord, Result, Scope, SearchHit};
 use rusqlite::{params_from_iter, OptionalExtension};
 
+use crate::partition::PartitionIndex;
 use crate::rows::{
     history_from_row, rank_inputs_from_row, record_from_row, HISTORY_COLUMNS, RANK_INPUT_COLUMNS,
     RECORD_COLUMNS,
 };
 use crate::{lock, read, sql_err, EmbeddedStore};
+use memloop_longterm::keyword::{Allow, KeywordIndex, Reach};
 use memloop_longterm::rank::RankInputs;
 use memloop_longterm::{
     number_sessions, rank, Entity, ListQuery, SearchQuery, SessionInfo, Stats, MAX_LIMIT,
@@ -219,16 +221,19 @@ impl EmbeddedStore {
             // Expired rows take no candidate place: they are refused inside
             // each index's search, before its top-N cut (the allowed rows
             // of a narrowed search already leave them out).
-            let skip_expired = allowed.is_none() && p.expiry.any_expired(now);
-            let allow_fn = |row: i64| {
-                allowed.as_ref().is_none_or(|a| a.contains(&row))
-                    && !(skip_expired && p.expiry.is_expired(row, now))
-            };
-            let allow: memloop_longterm::keyword::Allow<'_> = if allowed.is_some() || skip_expired {
-                Some(&allow_fn)
-            } else {
-                None
-            };
+            let rows = Arc::new(RowFilter {
+                skip_expired: allowed.is_none() && p.expiry.any_expired(now),
+                allowed,
+                now,
+            });
+            let allow_fn = rows.bind(&p);
+            let allow: Allow<'_> = allow_fn
+                .as_ref()
+                .map(|f| f as &(dyn Fn(i64) -> bool + Sync));
+            let reach: Arc<dyn Reach> = Arc::new(PartitionReach {
+                part: part.clone(),
+                rows: rows.clone(),
+            });
             // A signal weighted 0 is not computed at all (dense-only,
             // keyword-only). The vector search runs beside the keyword
             // walk, which a large partition shares between two cores.
@@ -240,7 +245,8 @@ impl EmbeddedStore {
                 }
             };
             let (kw_hits, vec_hits) = if q.keyword_weight > 0.0 {
-                p.keywords.search_beside(&terms, n, allow, dense)
+                p.keywords
+                    .search_beside(&terms, n, allow, Some(reach), dense)
             } else {
                 (Vec::new(), dense())
             };
@@ -428,4 +434,42 @@ fn admits(scope: &Scope, kinds: &[Kind], filter: Option<&Filter>, rec: &MemoryRe
     scope.admits(&rec.scope)
         && (kinds.is_empty() || kinds.contains(&rec.kind))
         && filter.is_none_or(|f| f.matches(rec))
+}
+
+/// Which rows one search may return: those a narrowed search allowed,
+/// and none expired at its `now`.
+struct RowFilter {
+    allowed: Option<HashSet<i64>>,
+    skip_expired: bool,
+    now: i64,
+}
+
+impl RowFilter {
+    /// The filter over `p`'s expiry times, or None when every row passes.
+    fn bind<'a>(&'a self, p: &'a PartitionIndex) -> Option<impl Fn(i64) -> bool + Sync + 'a> {
+        (self.allowed.is_some() || self.skip_expired).then_some(move |row: i64| {
+            self.allowed.as_ref().is_none_or(|a| a.contains(&row))
+                && !(self.skip_expired && p.expiry.is_expired(row, self.now))
+        })
+    }
+}
+
+/// How the helper of a shared keyword walk reaches the partition and the
+/// search's row filter by itself (`memloop_longterm::par`).
+struct PartitionReach {
+    part: Arc<RwLock<PartitionIndex>>,
+    rows: Arc<RowFilter>,
+}
+
+impl Reach for PartitionReach {
+    fn with(&self, f: &mut dyn FnMut(&KeywordIndex, Allow<'_>)) {
+        let Ok(p) = self.part.try_read() else { return };
+        let allow_fn = self.rows.bind(&p);
+        f(
+            &p.keywords,
+            allow_fn
+                .as_ref()
+                .map(|f| f as &(dyn Fn(i64) -> bool + Sync)),
+        );
+    }
 }

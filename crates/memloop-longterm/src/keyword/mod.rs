@@ -7,12 +7,34 @@
 mod maxscore;
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use foldhash::HashMap as FastMap;
 
 /// Which rows a search may return (None: all): a row refused takes no
 /// place in the top k. Shared by the threads of one search.
 pub type Allow<'a> = Option<&'a (dyn Fn(i64) -> bool + Sync)>;
+
+/// How the helper thread of a shared search reaches the index and the
+/// row filter by itself (`crate::par`): it may run after the search has
+/// ended, so it cannot borrow them from the search.
+pub trait Reach: Send + Sync + 'static {
+    /// Runs `f` with the index and the search's row filter, under a lock
+    /// taken without waiting (a writer may be queued behind the search's
+    /// own hold, and the search does not wait for the helper), or does
+    /// not run it.
+    fn with(&self, f: &mut dyn FnMut(&KeywordIndex, Allow<'_>));
+}
+
+/// An index behind a lock of its own, searched without a row filter
+/// (`memloop bench --keyword-docs`).
+impl Reach for std::sync::RwLock<KeywordIndex> {
+    fn with(&self, f: &mut dyn FnMut(&KeywordIndex, Allow<'_>)) {
+        if let Ok(idx) = self.try_read() {
+            f(&idx, None);
+        }
+    }
+}
 
 /// Slots from which a search runs on two threads. Below it a search
 /// takes well under a millisecond, and starting a thread would be a
@@ -375,23 +397,25 @@ impl KeywordIndex {
     /// Document at a time with MaxScore pruning (`maxscore.rs`); the
     /// result is the exhaustive one, ties included.
     pub fn search(&self, terms: &[String], limit: usize, allow: Allow<'_>) -> Vec<(i64, f32)> {
-        self.search_beside(terms, limit, allow, || ()).0
+        self.search_beside(terms, limit, allow, None, || ()).0
     }
 
     /// As `search`, with `beside` (a hybrid search's vector side) run on
-    /// this thread meanwhile. In a large partition, with a core to spare,
-    /// the walk is cut into slot ranges that a second thread starts on at
-    /// once and this one joins when `beside` is done (`crate::par::share`),
-    /// sharing their cuts (see `maxscore::search`): so the two searches
-    /// end about together on two cores, where the keyword walk in two
-    /// fixed halves waited for the vector search before it, at a million
-    /// memories a third of its own time (docs/benchmarks.md, "Both
-    /// indexes on both cores").
+    /// this thread meanwhile. In a large partition, with a core to spare
+    /// and `reach` given (how the helper finds this index again), the
+    /// walk is cut into slot ranges that the helper thread starts on at
+    /// once and this one takes too when `beside` is done
+    /// (`crate::par::share`), sharing their cuts (see `maxscore::search`):
+    /// so the two searches end about together on two cores, where the
+    /// keyword walk in two fixed halves waited for the vector search
+    /// before it, at a million memories a third of its own time
+    /// (docs/benchmarks.md, "Both indexes on both cores").
     pub fn search_beside<R>(
         &self,
         terms: &[String],
         limit: usize,
         allow: Allow<'_>,
+        reach: Option<Arc<dyn Reach>>,
         beside: impl FnOnce() -> R,
     ) -> (Vec<(i64, f32)>, R) {
         let (query, ab) = self.query_terms(terms);
@@ -399,14 +423,31 @@ impl KeywordIndex {
         if limit == 0 || query.is_empty() {
             return (Vec::new(), beside());
         }
-        let shared = maxscore::SharedCut::new(limit);
+        let shared = Arc::new(maxscore::SharedCut::new(limit));
         let part = |range| maxscore::search(self, query.clone(), ab, allow, range, &shared);
-        if (slots as usize) < PARALLEL_SLOTS || !crate::par::core_to_spare() {
+        let reach =
+            reach.filter(|_| slots as usize >= PARALLEL_SLOTS && crate::par::core_to_spare());
+        let Some(reach) = reach else {
             let other = beside();
             return (part(0..slots), other);
-        }
-        let ranges = slot_ranges(slots, RANGES);
-        let (other, parts) = crate::par::share(beside, ranges.len(), |i| part(ranges[i].clone()));
+        };
+        let ranges = Arc::new(slot_ranges(slots, RANGES));
+        // The helper's share: the same walk over the same ranges, on the
+        // index it reaches under its own lock.
+        let help = {
+            let (ranges, shared, query) = (ranges.clone(), shared.clone(), query.clone());
+            move |parts: &crate::par::Parts<Vec<(i64, f32)>>| {
+                reach.with(&mut |idx, allow| {
+                    parts.help(|i| {
+                        let range = ranges.get(i).cloned().unwrap_or(0..0);
+                        maxscore::search(idx, query.clone(), ab, allow, range, &shared)
+                    })
+                })
+            }
+        };
+        let (other, parts) = crate::par::share(beside, ranges.len(), help, |i| {
+            part(ranges.get(i).cloned().unwrap_or(0..0))
+        });
         (top_k(parts.into_iter().flatten().collect(), limit), other)
     }
 
@@ -486,6 +527,22 @@ pub fn top_k(mut hits: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::RwLock;
+
+    /// An index behind a lock and a row filter, as a split search's
+    /// helper reaches them.
+    struct Filtered(Arc<RwLock<KeywordIndex>>, Option<fn(i64) -> bool>);
+
+    impl Reach for Filtered {
+        fn with(&self, f: &mut dyn FnMut(&KeywordIndex, Allow<'_>)) {
+            if let Ok(idx) = self.0.try_read() {
+                f(
+                    &idx,
+                    self.1.as_ref().map(|f| f as &(dyn Fn(i64) -> bool + Sync)),
+                );
+            }
+        }
+    }
 
     fn terms(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -635,7 +692,8 @@ mod tests {
         type Docs = Vec<(i64, Vec<(String, f32)>)>;
         let vocab: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
         let mut next = numbers(7);
-        let mut idx = KeywordIndex::default();
+        // Behind a lock, so a split search's helper can reach it.
+        let idx = Arc::new(RwLock::new(KeywordIndex::default()));
         let mut docs: Docs = Vec::new();
         let add = |row: i64,
                    idx: &mut KeywordIndex,
@@ -652,52 +710,65 @@ mod tests {
             docs.push((row, terms));
         };
         for row in 0..1500i64 {
-            add(row, &mut idx, &mut docs, &mut next);
+            add(row, &mut idx.write().unwrap(), &mut docs, &mut next);
         }
         for row in (0..1500).filter(|r| r % 4 == 1) {
-            idx.remove(row);
+            idx.write().unwrap().remove(row);
         }
         docs.retain(|d| d.0 % 4 != 1);
-        let check = |idx: &KeywordIndex, docs: &Docs, r: &mut dyn FnMut(usize) -> usize| {
-            for _ in 0..150 {
-                let q: Vec<String> = (0..1 + r(7)).map(|_| vocab[r(40)].clone()).collect();
-                // Every third row refused, as expired rows or a narrowed search are.
-                let some = |row: i64| row % 3 != 0;
-                for (k, allow) in [
-                    (1, None),
-                    (5, None),
-                    (30, None),
-                    (5, Some(&some)),
-                    (30, Some(&some)),
-                ] {
-                    let allow: Allow<'_> = allow.map(|f| f as &(dyn Fn(i64) -> bool + Sync));
-                    let got = idx.search(&q, k, allow);
-                    let want = exhaustive(docs, &q, k, &|r| allow.is_none_or(|f| f(r)));
-                    assert_eq!(got.len(), want.len(), "{q:?} k={k}");
-                    for (g, w) in got.iter().zip(&want) {
-                        assert!((g.1 - w.1).abs() < 1e-3, "{q:?} k={k}: {got:?} vs {want:?}");
-                    }
-                    // Same rows, up to the order of (near-)equal scores.
-                    let kth = want.last().map_or(0.0, |w| w.1);
-                    for g in got {
-                        assert!(g.1 >= kth - 1e-3 && docs.iter().any(|d| d.0 == g.0));
+        let check =
+            |shared: &Arc<RwLock<KeywordIndex>>, docs: &Docs, r: &mut dyn FnMut(usize) -> usize| {
+                let idx = shared.read().unwrap();
+                for _ in 0..150 {
+                    let q: Vec<String> = (0..1 + r(7)).map(|_| vocab[r(40)].clone()).collect();
+                    // Every third row refused, as expired rows or a narrowed search are.
+                    let some: fn(i64) -> bool = |row| row % 3 != 0;
+                    for (k, keep, split) in [
+                        (1, None, false),
+                        (5, None, false),
+                        (5, None, true),
+                        (30, None, true),
+                        (5, Some(some), false),
+                        (5, Some(some), true),
+                        (30, Some(some), true),
+                    ] {
+                        let allow: Allow<'_> =
+                            keep.as_ref().map(|f| f as &(dyn Fn(i64) -> bool + Sync));
+                        // Split: in ranges shared with the helper thread.
+                        let reach: Option<Arc<dyn Reach>> = split
+                            .then(|| Arc::new(Filtered(shared.clone(), keep)) as Arc<dyn Reach>);
+                        let got = idx.search_beside(&q, k, allow, reach, || ()).0;
+                        let want = exhaustive(docs, &q, k, &|r| allow.is_none_or(|f| f(r)));
+                        assert_eq!(got.len(), want.len(), "{q:?} k={k}");
+                        for (g, w) in got.iter().zip(&want) {
+                            assert!((g.1 - w.1).abs() < 1e-3, "{q:?} k={k}: {got:?} vs {want:?}");
+                        }
+                        // Same rows, up to the order of (near-)equal scores.
+                        let kth = want.last().map_or(0.0, |w| w.1);
+                        for g in got {
+                            assert!(g.1 >= kth - 1e-3 && docs.iter().any(|d| d.0 == g.0));
+                        }
                     }
                 }
-            }
-        };
+            };
         check(&idx, &docs, &mut next);
         // Most of the rest removed (dead postings outnumber live ones: a
         // compaction), then rows added and some replaced after it.
-        let slots_before = idx.slot_rows.len();
+        let slots_before = idx.read().unwrap().slot_rows.len();
         for row in (0..1500).filter(|r| r % 4 != 0) {
-            idx.remove(row);
+            idx.write().unwrap().remove(row);
         }
         docs.retain(|d| d.0 % 4 == 0);
-        assert!(idx.slot_rows.len() < slots_before, "a compaction ran");
+        assert!(
+            idx.read().unwrap().slot_rows.len() < slots_before,
+            "a compaction ran"
+        );
         for row in (1500..1900).chain((0..400).step_by(8)) {
-            add(row, &mut idx, &mut docs, &mut next);
+            add(row, &mut idx.write().unwrap(), &mut docs, &mut next);
         }
         assert!(idx
+            .read()
+            .unwrap()
             .postings
             .iter()
             .all(|l| l.windows(2).all(|w| w[0].0 < w[1].0)));
@@ -754,7 +825,10 @@ mod tests {
         }
         assert!(idx.slot_rows.len() >= PARALLEL_SLOTS * RANGES as usize);
         let q = terms("w1 w3 w7");
-        let (hits, other) = idx.search_beside(&q, 25, None, || "vectors");
+        let shared = Arc::new(RwLock::new(idx));
+        let idx = shared.read().unwrap();
+        let reach: Arc<dyn Reach> = Arc::new(Filtered(shared.clone(), None));
+        let (hits, other) = idx.search_beside(&q, 25, None, Some(reach), || "vectors");
         assert_eq!(other, "vectors");
         let (query, ab) = idx.query_terms(&q);
         let slots = idx.slot_rows.len() as u32;
