@@ -22,7 +22,13 @@ pub(crate) struct AccessLog {
 
 impl AccessLog {
     /// Starts the background writer on `conn`, a connection of its own.
+    /// Its commits do not sync: a crash may lose the last counts (as the
+    /// batching already allows), never a memory, and the writer's small
+    /// transactions (`memloop_longterm::access`) then cost no sync each.
     pub(crate) fn start(conn: Connection, clock: Clock) -> AccessLog {
+        // WAL mode keeps the file consistent at NORMAL; a failure leaves
+        // the connection's own setting, which is only stricter.
+        let _ = conn.execute_batch("PRAGMA synchronous = NORMAL");
         let conn = Mutex::new(conn);
         let batch = AccessBatch::start(move |pending| {
             let mut conn = lock(&conn);
