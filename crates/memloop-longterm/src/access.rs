@@ -93,14 +93,17 @@ impl AccessBatch {
         let (bg_write, bg_pending) = (write.clone(), pending.clone());
         let thread = std::thread::Builder::new()
             .name("memloop-access".into())
-            .spawn(move || loop {
-                match woken.recv_timeout(WRITE_EVERY) {
-                    Err(RecvTimeoutError::Timeout) | Ok(Wake::Write) => {
-                        // A failure (a busy store) keeps the counts: the
-                        // next round, write or flush tries again.
-                        let _ = write_in_chunks(bg_write.as_ref(), &bg_pending);
+            .spawn(move || {
+                crate::par::lower_this_threads_priority();
+                loop {
+                    match woken.recv_timeout(WRITE_EVERY) {
+                        Err(RecvTimeoutError::Timeout) | Ok(Wake::Write) => {
+                            // A failure (a busy store) keeps the counts: the
+                            // next round, write or flush tries again.
+                            let _ = write_in_chunks(bg_write.as_ref(), &bg_pending);
+                        }
+                        Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                     }
-                    Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 }
             })
             .ok();

@@ -77,6 +77,18 @@ pub fn wait_for_idle(max: std::time::Duration) {
     WAITING.fetch_sub(1, Ordering::SeqCst);
 }
 
+/// Gives the calling thread the least scheduling priority (nice 19), for
+/// background work that must not delay a search: when a search's thread
+/// wakes on the core this one holds, the scheduler switches to it, where
+/// at equal priority it let this one finish its time slice (up to
+/// milliseconds). Linux sets it per thread; elsewhere nothing changes.
+pub fn lower_this_threads_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+    }
+}
+
 /// A mutex's guard, poisoned or not: every state kept here stays whole
 /// across a panic (each change is one assignment).
 fn hold<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -360,6 +372,23 @@ mod tests {
         // Woken, not timed out (other tests' guards are short).
         assert!(start.elapsed() < std::time::Duration::from_secs(10));
         let _ = worker.join();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_background_thread_runs_at_the_least_priority() {
+        let nice = std::thread::spawn(|| {
+            lower_this_threads_priority();
+            let tid = rustix::thread::gettid().as_raw_nonzero().get();
+            let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+            // The fields after the command's closing parenthesis start
+            // at the third; nice is the nineteenth.
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            after.split(' ').nth(16).unwrap().parse::<i32>().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(nice, 19);
     }
 
     #[test]
