@@ -19,12 +19,17 @@ use crate::corpus::{mixed_vector, sentences, Rng};
 use crate::output::{progress_bar, Output};
 use crate::run_store::RunStore;
 
+/// The size `--large` measures: the store and the vector index alone.
+const LARGE: usize = 1_000_000;
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Memories in the measured scope, one run per size (0: none).
     #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
     sizes: Vec<usize>,
-    /// Also measure the vector index alone at 1,000,000 vectors.
+    /// Also measure a store of 1,000,000 memories in one scope (unless
+    /// `--sizes` has that size; its import takes minutes) and the vector
+    /// index alone at 1,000,000 vectors.
     #[arg(long)]
     large: bool,
     /// Queries per latency figure.
@@ -204,7 +209,11 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         anyhow::bail!("--searches-only reuses an embedded store; leave out --store");
     }
     let mut stores = Vec::new();
-    for &n in a.sizes.iter().filter(|&&n| n > 0) {
+    let mut sizes: Vec<usize> = a.sizes.iter().copied().filter(|&n| n > 0).collect();
+    if a.large && !sizes.contains(&LARGE) {
+        sizes.push(LARGE);
+    }
+    for &n in &sizes {
         let fig = bench_store(
             out,
             &embedder,
@@ -269,7 +278,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         report["keyword_only"] = fig;
     }
     if a.large {
-        let fig = bench_index_only(out, &embedder, 1_000_000, a.queries)?;
+        let fig = bench_index_only(out, &embedder, LARGE, a.queries)?;
         print_index_only(out, &fig);
         report["index_only"] = fig;
     }
