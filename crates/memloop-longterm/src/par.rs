@@ -10,9 +10,11 @@
 //!
 //! Only when a core is free for it: a search split while every core is
 //! busy (other searches, gc) gains nothing from the second thread. This
-//! process's searches, gc and the access writer mark their threads
-//! [`Busy`]; a search splits only while fewer threads are busy than the
-//! machine has cores.
+//! process's searches and gc mark their threads [`Busy`]; a search splits
+//! only while fewer threads are busy than the machine has cores.
+//! Background work that must not hold a core a search could use (the
+//! retrieval-count writer) waits for them instead ([`wait_for_idle`]) and
+//! runs at the least priority ([`lower_this_threads_priority`]).
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -121,9 +123,9 @@ impl<T> Parts<T> {
         }
     }
 
-    /// Whether a part is left to claim: the helper looks before it takes
-    /// any lock for the work.
-    pub fn open(&self) -> bool {
+    /// Whether a part is left to claim: looked at before the helper's
+    /// task takes any lock for the work.
+    fn open(&self) -> bool {
         let s = hold(&self.state);
         s.next < s.results.len()
     }

@@ -37,8 +37,9 @@ impl Reach for std::sync::RwLock<KeywordIndex> {
 }
 
 /// Slots from which a search runs on two threads. Below it a search
-/// takes well under a millisecond, and starting a thread would be a
-/// large part of it. (Small in tests, so their partitions are split.)
+/// takes well under a millisecond, and waking the helper and setting up
+/// each range would be a large part of it. (Small in tests, so their
+/// partitions are split.)
 const PARALLEL_SLOTS: usize = if cfg!(test) { 64 } else { 200_000 };
 /// The slot ranges such a search is cut into, taken by whichever thread
 /// is free: enough that the one that ran the vector search first does
