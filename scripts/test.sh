@@ -13,6 +13,7 @@ if [ -z "${CARGO_TARGET_DIR:-}" ] && [ -d "$HOME/.cache/memloop-target" ]; then
   export CARGO_TARGET_DIR="$HOME/.cache/memloop-target"
 fi
 bash scripts/fetch-model.sh >/dev/null
+bash scripts/fetch-model-nomic.sh >/dev/null
 bash scripts/fetch-mem0-client.sh >/dev/null
 bash scripts/services.sh
 bash scripts/pg.sh start

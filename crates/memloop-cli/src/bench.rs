@@ -10,7 +10,7 @@ use clap::Args;
 use memloop::time::Clock;
 use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Coalescing, Config, Durability, Embedder, ListQuery, Memory, MiniLmEmbedder, NewMemory, Scope,
+    Coalescing, Config, Durability, Embedder, ListQuery, LocalEmbedder, Memory, NewMemory, Scope,
     SearchQuery,
 };
 use serde_json::{json, Value};
@@ -291,7 +291,7 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn bench_embedding(e: &Arc<MiniLmEmbedder>, texts: &[String]) -> anyhow::Result<Value> {
+fn bench_embedding(e: &Arc<LocalEmbedder>, texts: &[String]) -> anyhow::Result<Value> {
     let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
     e.embed_batch(&strs[..strs.len().min(64)])?; // warm-up
     let n = strs.len().min(200);
@@ -372,7 +372,7 @@ pub(crate) fn f(v: &Value, key: &str) -> f64 {
 }
 
 /// A pool of real embeddings that the synthetic vectors mix.
-pub(crate) fn vector_pool(e: &MiniLmEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+pub(crate) fn vector_pool(e: &LocalEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
     let texts = sentences(7, n);
     let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
     Ok(e.embed_batch(&strs)?)
@@ -424,7 +424,7 @@ fn exact_top10(vectors: &[(i64, Vec<f32>)], q: &[f32]) -> Vec<i64> {
 
 fn bench_store(
     out: &Output,
-    e: &Arc<MiniLmEmbedder>,
+    e: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &std::path::Path),
     (n, searches_only): (usize, bool),
     queries: usize,
@@ -656,7 +656,7 @@ fn print_store(out: &Output, n: usize, v: &Value) {
 /// log) runs on another thread, and gc's own time.
 fn bench_gc(
     out: &Output,
-    e: &Arc<MiniLmEmbedder>,
+    e: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &std::path::Path),
     (n, interleaved, saved): (usize, bool, bool),
     queries: usize,
@@ -829,7 +829,7 @@ const LONG_SEED: u64 = 500;
 /// the eval asks it (top 50), timed without the query embedding.
 fn bench_long(
     out: &Output,
-    e: &Arc<MiniLmEmbedder>,
+    e: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &std::path::Path),
     users: usize,
 ) -> anyhow::Result<Value> {
@@ -855,7 +855,7 @@ fn bench_long(
         let vectors: Vec<Vec<f32>> = conv
             .questions
             .iter()
-            .map(|q| e.embed(&q.question))
+            .map(|q| e.embed_query(&q.question))
             .collect::<memloop::Result<_>>()?;
         // Warm: the first search loads the partition.
         let scope = run.scope(&conv.id);
@@ -902,7 +902,7 @@ fn print_long(out: &Output, v: &Value) {
 
 fn bench_index_only(
     out: &Output,
-    e: &MiniLmEmbedder,
+    e: &LocalEmbedder,
     n: usize,
     queries: usize,
 ) -> anyhow::Result<Value> {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop::{Embedder, Memory, MiniLmEmbedder, NewMemory, SearchQuery};
+use memloop::{Embedder, LocalEmbedder, Memory, NewMemory, SearchQuery};
 use serde_json::{json, Value};
 
 use crate::bench::{f, percentile, vector_pool};
@@ -25,7 +25,7 @@ const PER_USER: usize = 100;
 
 pub fn bench_cold(
     out: &Output,
-    e: &Arc<MiniLmEmbedder>,
+    e: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &Path),
     (users, rounds): (usize, usize),
 ) -> anyhow::Result<Value> {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memloop::vector::dot;
-use memloop::{Embedder, Memory, MiniLmEmbedder, NewMemory, SearchQuery};
+use memloop::{Embedder, LocalEmbedder, Memory, NewMemory, SearchQuery};
 use serde_json::{json, Value};
 
 use crate::bench::{f, latency};
@@ -31,7 +31,7 @@ fn texts(n: usize) -> Vec<String> {
 /// (n × dims little-endian f32), else embedded (and written there).
 fn vectors(
     out: &Output,
-    e: &MiniLmEmbedder,
+    e: &LocalEmbedder,
     texts: &[String],
     cache: Option<&Path>,
 ) -> anyhow::Result<Vec<Vec<f32>>> {
@@ -79,7 +79,7 @@ fn tenth_best(all: &[Vec<f32>], q: &[f32]) -> f32 {
 
 pub fn bench_near_duplicates(
     out: &Output,
-    e: &Arc<MiniLmEmbedder>,
+    e: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &Path),
     (n, queries): (usize, usize),
     cache: Option<&Path>,

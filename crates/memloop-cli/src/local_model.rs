@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use memloop::{Config, EmbedderConfig, GemmPath, MiniLmEmbedder};
+use memloop::{Config, EmbedderConfig, GemmPath, LocalEmbedder};
 
 /// Loads all-MiniLM-L6-v2 from the configured model directory with the
 /// configured threads; `command` names the caller in the error.
-pub fn load(config: &Config, command: &str) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+pub fn load(config: &Config, command: &str) -> anyhow::Result<Arc<LocalEmbedder>> {
     load_on(config, command, None)
 }
 
@@ -18,7 +18,7 @@ pub fn load_on(
     config: &Config,
     command: &str,
     gemm: Option<GemmPath>,
-) -> anyhow::Result<Arc<MiniLmEmbedder>> {
+) -> anyhow::Result<Arc<LocalEmbedder>> {
     let (dir, threads) = match &config.embedder {
         EmbedderConfig::Local { model_dir, threads } => (model_dir.clone(), *threads),
         _ => anyhow::bail!(
@@ -26,9 +26,9 @@ pub fn load_on(
         ),
     };
     let mut e = match gemm {
-        None => MiniLmEmbedder::locate_and_load(dir.as_deref())?,
+        None => LocalEmbedder::locate_and_load(dir.as_deref())?,
         Some(path) => {
-            MiniLmEmbedder::load_with_gemm(&memloop::locate_model_dir(dir.as_deref())?, path)?
+            LocalEmbedder::load_with_gemm(&memloop::locate_model_dir(dir.as_deref())?, path)?
         }
     };
     if let Some(t) = threads {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memloop::time::Clock;
-use memloop::{Memory, MiniLmEmbedder, NewMemory, Scope, StoreOptions};
+use memloop::{LocalEmbedder, Memory, NewMemory, Scope, StoreOptions};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memloop");
@@ -34,7 +34,7 @@ fn gc_deletes_what_expired_and_stats_never_counted_it_as_current() {
     {
         // Written a year ago by the store's clock, with a one-day TTL.
         let clock = Clock::manual(memloop::now_millis() - 365 * DAY);
-        let embedder = Arc::new(MiniLmEmbedder::locate_and_load(None).unwrap());
+        let embedder = Arc::new(LocalEmbedder::locate_and_load(None).unwrap());
         let options = StoreOptions::default().with_clock(clock);
         let memory = Memory::with_embedder(dir.path(), embedder, options).unwrap();
         let carol = Scope::user("carol");

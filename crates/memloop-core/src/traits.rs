@@ -36,4 +36,19 @@ pub trait Embedder: Send + Sync {
             .pop()
             .ok_or_else(|| crate::Error::Embedding("the embedder returned no vector".into()))
     }
+
+    /// Vectors of search queries. A model trained with task prefixes
+    /// (nomic-embed-text: `search_query: ` against `search_document: `)
+    /// embeds what is searched for differently from what is stored; by
+    /// default the same as `embed_batch`.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_batch(texts)
+    }
+
+    /// The vector of one search query (see `embed_queries`).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed_queries(&[text])?
+            .pop()
+            .ok_or_else(|| crate::Error::Embedding("the embedder returned no vector".into()))
+    }
 }

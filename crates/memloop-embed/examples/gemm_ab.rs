@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use memloop_core::Embedder;
-use memloop_embed::{GemmPath, MiniLmEmbedder};
+use memloop_embed::{GemmPath, LocalEmbedder};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -40,7 +40,7 @@ fn main() -> Res<()> {
         if only.as_deref().is_some_and(|o| o != path.name()) {
             continue;
         }
-        let mut m = MiniLmEmbedder::load_with_gemm(&dir, path)?;
+        let mut m = LocalEmbedder::load_with_gemm(&dir, path)?;
         // GEMM_AB_THREADS caps the threads (default: every core).
         if let Some(t) = std::env::var("GEMM_AB_THREADS")
             .ok()

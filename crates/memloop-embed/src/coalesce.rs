@@ -22,10 +22,18 @@ pub struct Coalescing {
     finished: Condvar,
 }
 
+/// A text waiting, and whether it is a search query (a batch holds texts
+/// of one kind: a model may embed queries differently).
+struct Queued {
+    id: u64,
+    query: bool,
+    text: String,
+}
+
 #[derive(Default)]
 struct State {
     next_id: u64,
-    queue: VecDeque<(u64, String)>,
+    queue: VecDeque<Queued>,
     results: HashMap<u64, Result<Vec<f32>>>,
     running: bool,
 }
@@ -47,11 +55,15 @@ impl Coalescing {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+    fn embed_one(&self, text: &str, query: bool) -> Result<Vec<f32>> {
         let mut state = self.lock();
         let id = state.next_id;
         state.next_id += 1;
-        state.queue.push_back((id, text.to_string()));
+        state.queue.push_back(Queued {
+            id,
+            query,
+            text: text.to_string(),
+        });
         loop {
             if let Some(result) = state.results.remove(&id) {
                 return result;
@@ -61,15 +73,22 @@ impl Coalescing {
                 continue;
             }
             // Nobody is embedding: run what is queued (our text among it,
-            // unless more than a batch is waiting ahead of it).
+            // unless more than a batch, or texts of the other kind, wait
+            // ahead of it).
             state.running = true;
-            let take = state.queue.len().min(self.max_batch);
-            let batch: Vec<(u64, String)> = state.queue.drain(..take).collect();
+            let kind = state.queue.front().is_some_and(|q| q.query);
+            let take = state
+                .queue
+                .iter()
+                .take(self.max_batch)
+                .take_while(|q| q.query == kind)
+                .count();
+            let batch: Vec<Queued> = state.queue.drain(..take).collect();
             drop(state);
             let mut run = Running {
                 owner: self,
                 own: id,
-                ids: batch.iter().map(|(id, _)| *id).collect(),
+                ids: batch.iter().map(|q| q.id).collect(),
                 results: None,
             };
             run.results = Some(self.embed_all(&batch));
@@ -80,9 +99,17 @@ impl Coalescing {
 
     /// One vector or one error per text. A failed batch is retried text by
     /// text, so one bad input does not fail the others.
-    fn embed_all(&self, batch: &[(u64, String)]) -> Vec<Result<Vec<f32>>> {
-        let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-        match self.inner.embed_batch(&texts) {
+    fn embed_all(&self, batch: &[Queued]) -> Vec<Result<Vec<f32>>> {
+        let texts: Vec<&str> = batch.iter().map(|q| q.text.as_str()).collect();
+        let query = batch.first().is_some_and(|q| q.query);
+        let embed = |texts: &[&str]| {
+            if query {
+                self.inner.embed_queries(texts)
+            } else {
+                self.inner.embed_batch(texts)
+            }
+        };
+        match embed(&texts) {
             Ok(vectors) if vectors.len() == texts.len() => vectors.into_iter().map(Ok).collect(),
             Ok(vectors) => {
                 let message = format!(
@@ -96,9 +123,16 @@ impl Coalescing {
                     .collect()
             }
             Err(e) if texts.len() == 1 => vec![Err(e)],
-            Err(_) => texts.iter().map(|t| self.inner.embed(t)).collect(),
+            Err(_) => texts
+                .iter()
+                .map(|t| embed(&[t]).and_then(|mut v| v.pop().ok_or_else(no_vector)))
+                .collect(),
         }
     }
+}
+
+fn no_vector() -> Error {
+    Error::Embedding("the embedder returned no vector".into())
 }
 
 /// Hands a batch's results to their callers and lets the next batch run,
@@ -142,8 +176,15 @@ impl Embedder for Coalescing {
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match texts {
-            [one] => Ok(vec![self.embed_one(one)?]),
+            [one] => Ok(vec![self.embed_one(one, false)?]),
             _ => self.inner.embed_batch(texts),
+        }
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        match texts {
+            [one] => Ok(vec![self.embed_one(one, true)?]),
+            _ => self.inner.embed_queries(texts),
         }
     }
 
@@ -185,6 +226,12 @@ mod tests {
             }
             Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
         }
+        /// A query's second value is 2: which of the two ran shows.
+        fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            let mut out = self.embed_batch(texts)?;
+            out.iter_mut().for_each(|v| v[1] = 2.0);
+            Ok(out)
+        }
     }
 
     fn slow() -> Arc<Slow> {
@@ -211,6 +258,32 @@ mod tests {
         let batches = inner.batches.load(Ordering::SeqCst);
         assert!(batches < 24, "24 texts took {batches} batches");
         assert!(inner.largest.load(Ordering::SeqCst) > 1);
+    }
+
+    #[test]
+    fn queries_and_memories_queued_together_are_each_embedded_as_what_they_are() {
+        let inner = slow();
+        let c = Arc::new(Coalescing::new(inner.clone()));
+        let handles: Vec<_> = (0..24)
+            .map(|i| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    let text = "x".repeat(i + 1);
+                    let v = if i % 2 == 0 {
+                        c.embed_query(&text)
+                    } else {
+                        c.embed(&text)
+                    };
+                    (i, v.unwrap())
+                })
+            })
+            .collect();
+        for h in handles {
+            let (i, v) = h.join().unwrap();
+            let kind = if i % 2 == 0 { 2.0 } else { 1.0 };
+            assert_eq!(v, vec![(i + 1) as f32, kind], "text {i}");
+        }
+        assert!(inner.batches.load(Ordering::SeqCst) < 24);
     }
 
     #[test]

@@ -6,5 +6,5 @@ pub mod local;
 pub mod openai;
 
 pub use coalesce::Coalescing;
-pub use local::{locate_model_dir, GemmPath, MiniLmEmbedder, GEMM_ENV, MODEL_ID};
+pub use local::{locate_model_dir, GemmPath, LocalEmbedder, GEMM_ENV, MODEL_ID, NOMIC_MODEL_ID};
 pub use openai::{OpenAiEmbedder, OpenAiEmbedderConfig};

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use memloop_core::ErrorClass;
-use memloop_embed::MiniLmEmbedder;
+use memloop_embed::LocalEmbedder;
 
 fn model_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/all-MiniLM-L6-v2")
@@ -24,7 +24,7 @@ fn a_truncated_model_file_says_to_fetch_it_again() {
     // no longer holds, as a download cut short leaves it.
     let weights = std::fs::read(src.join("model.safetensors")).unwrap();
     std::fs::write(dir.as_path().join("model.safetensors"), &weights[..65_536]).unwrap();
-    let err = MiniLmEmbedder::load(dir.as_path()).err().unwrap();
+    let err = LocalEmbedder::load(dir.as_path()).err().unwrap();
     assert_eq!(err.class(), ErrorClass::Corruption, "{err}");
     let m = err.to_string();
     assert!(

@@ -2,8 +2,11 @@
 //! The local embedder against vectors made once by sentence-transformers
 //! (scripts/make_reference_vectors.py), and batch against single encoding.
 
+mod common;
+use common::cosine;
+
 use memloop_core::Embedder;
-use memloop_embed::{GemmPath, MiniLmEmbedder};
+use memloop_embed::{GemmPath, LocalEmbedder};
 
 #[derive(serde::Deserialize)]
 struct Fixture {
@@ -11,26 +14,14 @@ struct Fixture {
     vectors: Vec<Vec<f32>>,
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
-
 fn fixture() -> Fixture {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/minilm_reference.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    common::fixture("minilm_reference.json")
 }
 
 #[test]
 fn matches_sentence_transformers_reference() {
     let fx = fixture();
-    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let model = LocalEmbedder::locate_and_load(None).unwrap();
     let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
     let got = model.embed_batch(&texts).unwrap();
     assert_eq!(got.len(), fx.vectors.len());
@@ -53,7 +44,7 @@ fn single_texts_read_bf16_weights_and_stay_close() {
     // avx512bf16 and amx every product rounds to bfloat16: close to the
     // batch and to the reference, not bit-equal.
     let fx = fixture();
-    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let model = LocalEmbedder::locate_and_load(None).unwrap();
     let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
     let batch = model.embed_batch(&texts).unwrap();
     let (mut worst_batch, mut worst_ref) = (1.0f32, 1.0f32);
@@ -69,7 +60,7 @@ fn single_texts_read_bf16_weights_and_stay_close() {
 
 #[test]
 fn empty_text_still_embeds() {
-    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let model = LocalEmbedder::locate_and_load(None).unwrap();
     let v = model.embed("").unwrap();
     assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
 }
@@ -86,7 +77,7 @@ fn every_matrix_kernel_gives_the_same_vectors() {
     let dir = memloop_embed::locate_model_dir(None).unwrap();
     let mut runs = Vec::new();
     for path in GemmPath::all_available() {
-        let model = MiniLmEmbedder::load_with_gemm(&dir, path).unwrap();
+        let model = LocalEmbedder::load_with_gemm(&dir, path).unwrap();
         assert_eq!(model.gemm(), path);
         let batch = model.embed_batch(&texts).unwrap();
         let single: Vec<Vec<f32>> = texts.iter().map(|t| model.embed(t).unwrap()).collect();

@@ -4,7 +4,7 @@
 //! finds it there.
 
 use memloop_core::Embedder;
-use memloop_embed::MiniLmEmbedder;
+use memloop_embed::LocalEmbedder;
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -12,7 +12,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn the_end_of_a_long_text_is_found_in_its_pieces() {
-    let model = MiniLmEmbedder::locate_and_load(None).unwrap();
+    let model = LocalEmbedder::locate_and_load(None).unwrap();
     let filler =
         "The build server compiles the project, runs the linter and uploads the artifacts. "
             .repeat(30);

@@ -394,10 +394,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn gc_runs_once_per_interval() {
         use memloop::time::Clock;
-        use memloop::{MiniLmEmbedder, NewMemory, Scope, StoreOptions};
+        use memloop::{LocalEmbedder, NewMemory, Scope, StoreOptions};
         let dir = tempfile::tempdir().unwrap();
         let clock = Clock::manual(1_772_323_200_000);
-        let embedder = Arc::new(MiniLmEmbedder::locate_and_load(None).unwrap());
+        let embedder = Arc::new(LocalEmbedder::locate_and_load(None).unwrap());
         let options = StoreOptions::default().with_clock(clock.clone());
         let memory = Arc::new(Memory::with_embedder(dir.path(), embedder, options).unwrap());
         let expired = |m: &Memory| m.stats().unwrap().expired;
@@ -433,9 +433,9 @@ mod tests {
     /// not before (a partition past the HNSW threshold, never saved).
     #[tokio::test(start_paused = true)]
     async fn indexes_are_saved_once_per_interval() {
-        use memloop::{MiniLmEmbedder, NewMemory, Scope, SearchQuery, StoreOptions};
+        use memloop::{LocalEmbedder, NewMemory, Scope, SearchQuery, StoreOptions};
         let dir = tempfile::tempdir().unwrap();
-        let embedder = Arc::new(MiniLmEmbedder::locate_and_load(None).unwrap());
+        let embedder = Arc::new(LocalEmbedder::locate_and_load(None).unwrap());
         let options = StoreOptions::default().with_ann_threshold(40);
         let memory = Arc::new(Memory::with_embedder(dir.path(), embedder, options).unwrap());
         let scope = Scope::user("dana");

@@ -57,4 +57,8 @@ impl Embedder for LazyEmbedder {
     fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
         self.get()?.embed_pieces(texts)
     }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.get()?.embed_queries(texts)
+    }
 }

@@ -63,7 +63,7 @@ pub use memloop_core::{
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
 pub use memloop_embed::{
-    locate_model_dir, Coalescing, GemmPath, MiniLmEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig,
+    locate_model_dir, Coalescing, GemmPath, LocalEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig,
 };
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;

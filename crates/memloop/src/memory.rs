@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use memloop_core::time::Clock;
 use memloop_core::{
-    validate_memory_id, Embedder, EmbedderInfo, Error, Event, HistoryEntry, Kind, MemoryRecord,
-    NewMemory, Result, Scope, SearchHit, WriteResult,
+    validate_memory_id, Embedder, Error, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
+    Result, Scope, SearchHit, WriteResult,
 };
-use memloop_embed::{Coalescing, MiniLmEmbedder, OpenAiEmbedder};
+use memloop_embed::{Coalescing, LocalEmbedder, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
     Embedded, Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery,
@@ -109,14 +109,11 @@ fn build_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
     let embedder: Arc<dyn Embedder> = match cfg {
         EmbedderConfig::Local { model_dir, threads } => {
             let (model_dir, threads) = (model_dir.clone(), *threads);
-            let info = EmbedderInfo {
-                model_id: memloop_embed::MODEL_ID.to_string(),
-                dimensions: memloop_embed::local::DIMENSIONS,
-            };
+            let info = memloop_embed::local::model_info(model_dir.as_deref());
             Arc::new(LazyEmbedder::new(
                 info,
                 Box::new(move || {
-                    let mut e = MiniLmEmbedder::locate_and_load(model_dir.as_deref())?;
+                    let mut e = LocalEmbedder::locate_and_load(model_dir.as_deref())?;
                     if let Some(t) = threads {
                         e = e.with_threads(t);
                     }
@@ -465,7 +462,7 @@ impl Memory {
                 "the search query is empty: give some text to search for",
             ));
         }
-        let v = self.embedder.embed(&query.text)?;
+        let v = self.embedder.embed_query(&query.text)?;
         self.search_by_vector(query, &v)
     }
 

@@ -20,7 +20,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand};
 use memloop::MAX_TEXT_BYTES;
 use memloop::{
-    Config, Durability, Embedder, Kind, Memory, MiniLmEmbedder, NewMemory, Scope, SearchQuery,
+    Config, Durability, Embedder, Kind, LocalEmbedder, Memory, NewMemory, Scope, SearchQuery,
 };
 use serde_json::{json, Value};
 
@@ -300,7 +300,7 @@ fn turn_text(speaker: &str, text: &str) -> String {
 
 pub(crate) fn ingest(
     out: &Output,
-    embedder: &Arc<MiniLmEmbedder>,
+    embedder: &Arc<LocalEmbedder>,
     (run, dir): (&RunStore, &Path),
     conv: &Conversation,
     (context, context_weight): (usize, f32),
@@ -421,7 +421,7 @@ struct Latency {
 fn ask(
     out: &Output,
     (memory, scope): (&Memory, &Scope),
-    embedder: &MiniLmEmbedder,
+    embedder: &LocalEmbedder,
     conv: &Conversation,
     weights: (f32, f32, f32),
     expansion: memloop::graph::Expansion,
@@ -443,7 +443,7 @@ fn ask(
         }
         let evidence: HashSet<String> = q.evidence.iter().cloned().collect();
         let t = Instant::now();
-        let vector = embedder.embed(&q.question)?;
+        let vector = embedder.embed_query(&q.question)?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
         for (m, method) in METHODS.iter().enumerate() {
             let mut sq = SearchQuery::new(scope.clone(), q.question.clone());

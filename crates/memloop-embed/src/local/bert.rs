@@ -1,7 +1,11 @@
-//! A BERT encoder forward pass (the architecture of all-MiniLM-L6-v2) on f32,
-//! written for sentence embedding: no padding at all. The tokens of every
-//! sentence in a batch are packed into one matrix, so the dense layers run as
-//! a few large GEMMs, and attention runs per sentence on its own tokens.
+//! A BERT encoder forward pass on f32, written for sentence embedding: no
+//! padding at all. The tokens of every sentence in a batch are packed into
+//! one matrix, so the dense layers run as a few large GEMMs, and attention
+//! runs per sentence on its own tokens. Two members of the family:
+//! all-MiniLM-L6-v2 (learned positions, GELU; safetensors) and
+//! nomic-embed-text-v1.5 (nomic-bert: rotary positions, SwiGLU, no biases;
+//! GGUF), which differ only in where positions enter and in the
+//! feed-forward block's activation.
 
 use std::path::Path;
 
@@ -9,7 +13,8 @@ use memloop_core::{Error, Result};
 use safetensors::SafeTensors;
 
 use super::gemm::{gelu_in_place, sgemm, vectorised, GemmPath, View, Weights as Laid};
-use super::math::{lane_sum, softmax};
+use super::gguf::{Gguf, Value};
+use super::math::{lane_sum, softmax, swiglu};
 
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct BertConfig {
@@ -43,6 +48,24 @@ struct LayerNorm {
     beta: Vec<f32>,
 }
 
+/// How a token's position enters the model.
+enum Positions {
+    /// A learned vector per position, added to the token's (BERT).
+    Learned(Vec<f32>),
+    /// Rotary: in each head, query and key pairs (i, i + d/2) are turned by
+    /// position × base^(-2i/d) (NeoX's layout, as nomic-bert has it).
+    /// Tables `[position × d/2]`.
+    Rotary { cos: Vec<f32>, sin: Vec<f32> },
+}
+
+/// The feed-forward block's activation.
+#[derive(Clone, Copy, PartialEq)]
+enum Ffn {
+    Gelu,
+    /// `ffn_in` yields [up | gate], and `up · silu(gate)` goes on.
+    SwiGlu,
+}
+
 struct Layer {
     qkv: Linear,
     attn_out: Linear,
@@ -55,7 +78,8 @@ struct Layer {
 pub struct Bert {
     cfg: BertConfig,
     word: Vec<f32>,
-    position: Vec<f32>,
+    positions: Positions,
+    ffn: Ffn,
     token_type0: Vec<f32>,
     emb_norm: LayerNorm,
     layers: Vec<Layer>,
@@ -113,22 +137,37 @@ impl Weights<'_> {
     /// Loads one or more PyTorch `[out, in]` linear layers sharing an input and
     /// concatenates them along the output, transposed.
     fn linear(&self, names: &[&str], inputs: usize, outputs_each: usize) -> Result<Linear> {
-        let outputs = outputs_each * names.len();
-        let mut weight_t = vec![0.0; inputs * outputs];
-        let mut bias = Vec::with_capacity(outputs);
-        for (part, name) in names.iter().enumerate() {
-            let w = self.get(&format!("{name}.weight"), &[outputs_each, inputs])?;
-            for o in 0..outputs_each {
-                for i in 0..inputs {
-                    weight_t[i * outputs + part * outputs_each + o] = w[o * inputs + i];
-                }
-            }
+        let mut parts = Vec::with_capacity(names.len());
+        let mut bias = Vec::with_capacity(outputs_each * names.len());
+        for name in names {
+            parts.push(self.get(&format!("{name}.weight"), &[outputs_each, inputs])?);
             bias.extend(self.get(&format!("{name}.bias"), &[outputs_each])?);
         }
-        Ok(Linear {
-            weight: Laid::new(self.gemm, weight_t, inputs, outputs),
-            bias,
-        })
+        Ok(laid_out(self.gemm, &parts, inputs, outputs_each, bias))
+    }
+}
+
+/// A dense layer from PyTorch `[out, in]` weights sharing an input,
+/// concatenated along the output and transposed for the kernel.
+fn laid_out(
+    gemm: GemmPath,
+    parts: &[Vec<f32>],
+    inputs: usize,
+    outputs_each: usize,
+    bias: Vec<f32>,
+) -> Linear {
+    let outputs = outputs_each * parts.len();
+    let mut weight_t = vec![0.0; inputs * outputs];
+    for (part, w) in parts.iter().enumerate() {
+        for o in 0..outputs_each {
+            for i in 0..inputs {
+                weight_t[i * outputs + part * outputs_each + o] = w[o * inputs + i];
+            }
+        }
+    }
+    Linear {
+        weight: Laid::new(gemm, weight_t, inputs, outputs),
+        bias,
     }
 }
 
@@ -192,12 +231,100 @@ impl Bert {
         }
         Ok(Bert {
             word: w.get("embeddings.word_embeddings.weight", &[cfg.vocab_size, h])?,
-            position: w.get(
+            positions: Positions::Learned(w.get(
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_position_embeddings, h],
-            )?,
+            )?),
+            ffn: Ffn::Gelu,
             token_type0: token_types[..h].to_vec(),
             emb_norm: w.norm("embeddings.LayerNorm", h)?,
+            layers,
+            cfg,
+        })
+    }
+
+    /// Loads a nomic-bert encoder from a GGUF file (llama.cpp's tensor
+    /// names; F16 weights widened to f32), reading at most `max_positions`
+    /// tokens at a time.
+    pub fn load_gguf(g: &Gguf, max_positions: usize, gemm: GemmPath) -> Result<Bert> {
+        let arch = g.text("general.architecture")?;
+        let key = |k: &str| format!("{arch}.{k}");
+        let number = |k: &str| g.number(&key(k));
+        let count = |k: &str| number(k).map(|n| n as usize);
+        let h = count("embedding_length")?;
+        let heads = count("attention.head_count")?;
+        let i = count("feed_forward_length")?;
+        let layers_n = count("block_count")?;
+        let vocab = match g.array("tokenizer.ggml.tokens") {
+            Ok(tokens) => tokens.len(),
+            Err(e) => return Err(e),
+        };
+        let context = count("context_length")?;
+        let bad = |reason: String| Error::ModelInvalid {
+            path: std::path::PathBuf::from(arch),
+            reason,
+        };
+        if arch != "nomic-bert" || heads == 0 || !h.is_multiple_of(heads) || (h / heads) % 2 != 0 {
+            return Err(bad(format!(
+                "unsupported model: architecture {arch}, {h} wide in {heads} heads \
+                 (this reads nomic-bert)"
+            )));
+        }
+        if matches!(
+            g.metadata.get(&key("attention.causal")),
+            Some(Value::Bool(true))
+        ) {
+            return Err(bad("a causal model is not a sentence encoder".into()));
+        }
+        let cfg = BertConfig {
+            vocab_size: vocab,
+            hidden_size: h,
+            num_hidden_layers: layers_n,
+            num_attention_heads: heads,
+            intermediate_size: i,
+            max_position_embeddings: max_positions.min(context),
+            layer_norm_eps: number("attention.layer_norm_epsilon")? as f32,
+            hidden_act: "swiglu".into(),
+        };
+        let norm = |name: &str| -> Result<LayerNorm> {
+            Ok(LayerNorm {
+                gamma: g.tensor(&format!("{name}.weight"), &[h])?,
+                beta: g.tensor(&format!("{name}.bias"), &[h])?,
+            })
+        };
+        let mut layers = Vec::with_capacity(layers_n);
+        for l in 0..layers_n {
+            let t =
+                |name: &str, shape: &[usize]| g.tensor(&format!("blk.{l}.{name}.weight"), shape);
+            layers.push(Layer {
+                qkv: laid_out(
+                    gemm,
+                    &[t("attn_qkv", &[3 * h, h])?],
+                    h,
+                    3 * h,
+                    vec![0.0; 3 * h],
+                ),
+                attn_out: laid_out(gemm, &[t("attn_output", &[h, h])?], h, h, vec![0.0; h]),
+                attn_norm: norm(&format!("blk.{l}.attn_output_norm"))?,
+                ffn_in: laid_out(
+                    gemm,
+                    &[t("ffn_up", &[i, h])?, t("ffn_gate", &[i, h])?],
+                    h,
+                    i,
+                    vec![0.0; 2 * i],
+                ),
+                ffn_out: laid_out(gemm, &[t("ffn_down", &[h, i])?], i, h, vec![0.0; h]),
+                ffn_norm: norm(&format!("blk.{l}.layer_output_norm"))?,
+            });
+        }
+        let token_types = g.tensor("token_types.weight", &[2, h])?;
+        let base = number("rope.freq_base")?;
+        Ok(Bert {
+            word: g.tensor("token_embd.weight", &[vocab, h])?,
+            positions: rotary_tables(cfg.max_position_embeddings, h / heads, base),
+            ffn: Ffn::SwiGlu,
+            token_type0: token_types[..h].to_vec(),
+            emb_norm: norm("token_embd_norm")?,
             layers,
             cfg,
         })
@@ -245,19 +372,22 @@ impl Bert {
                     )));
                 }
                 let out = &mut x[row * h..(row + 1) * h];
-                let (w, p) = (
-                    &self.word[id * h..(id + 1) * h],
-                    &self.position[pos * h..(pos + 1) * h],
-                );
+                let w = &self.word[id * h..(id + 1) * h];
                 for d in 0..h {
-                    out[d] = w[d] + p[d] + self.token_type0[d];
+                    out[d] = w[d] + self.token_type0[d];
+                }
+                if let Positions::Learned(position) = &self.positions {
+                    let p = &position[pos * h..(pos + 1) * h];
+                    for d in 0..h {
+                        out[d] += p[d];
+                    }
                 }
                 row += 1;
             }
         }
         layer_norm(&mut x, &self.emb_norm, h, self.cfg.layer_norm_eps);
         let mut scratch = SCRATCH.take();
-        scratch.fit(total, h, self.cfg.intermediate_size);
+        scratch.fit(total, h, self.cfg.intermediate_size, self.ffn);
         for layer in &self.layers {
             self.layer_forward(layer, &mut x, &lens, &mut scratch, threads)?;
         }
@@ -295,6 +425,9 @@ impl Bert {
         let h = self.cfg.hidden_size;
         let total = x.len() / h;
         linear(&layer.qkv, x, total, &mut s.qkv, threads)?;
+        if let Positions::Rotary { cos, sin } = &self.positions {
+            rotate(&mut s.qkv, lens, h, self.cfg.num_attention_heads, cos, sin);
+        }
         self.attention(&s.qkv, lens, &mut s.ctx, &mut s.scores)?;
         // Output projection, residual, norm.
         linear(&layer.attn_out, &s.ctx, total, &mut s.proj, threads)?;
@@ -307,8 +440,29 @@ impl Bert {
             },
         );
         linear(&layer.ffn_in, &s.proj, total, &mut s.inter, threads)?;
-        gelu_in_place(&mut s.inter);
-        linear(&layer.ffn_out, &s.inter, total, x, threads)?;
+        let hidden = match self.ffn {
+            Ffn::Gelu => {
+                gelu_in_place(&mut s.inter);
+                &s.inter
+            }
+            Ffn::SwiGlu => {
+                let i = self.cfg.intermediate_size;
+                let (inter, gated) = (&s.inter, &mut s.gated);
+                vectorised(
+                    #[inline(always)]
+                    || {
+                        for (row, out) in inter.chunks_exact(2 * i).zip(gated.chunks_exact_mut(i)) {
+                            let (up, gate) = row.split_at(i);
+                            for ((o, &u), &g) in out.iter_mut().zip(up).zip(gate) {
+                                *o = swiglu(u, g);
+                            }
+                        }
+                    },
+                );
+                &s.gated
+            }
+        };
+        linear(&layer.ffn_out, hidden, total, x, threads)?;
         vectorised(
             #[inline(always)]
             || {
@@ -400,6 +554,8 @@ struct Scratch {
     ctx: Vec<f32>,
     proj: Vec<f32>,
     inter: Vec<f32>,
+    /// SwiGLU's `up · silu(gate)` (empty for GELU).
+    gated: Vec<f32>,
     scores: Vec<f32>,
 }
 
@@ -414,11 +570,16 @@ thread_local! {
 impl Scratch {
     /// Sizes the buffers for `tokens` tokens (every value is written before
     /// it is read, so old contents stay).
-    fn fit(&mut self, tokens: usize, h: usize, i: usize) {
+    fn fit(&mut self, tokens: usize, h: usize, i: usize, ffn: Ffn) {
         self.qkv.resize(tokens * 3 * h, 0.0);
         self.ctx.resize(tokens * h, 0.0);
         self.proj.resize(tokens * h, 0.0);
-        self.inter.resize(tokens * i, 0.0);
+        if ffn == Ffn::SwiGlu {
+            self.inter.resize(tokens * 2 * i, 0.0);
+            self.gated.resize(tokens * i, 0.0);
+        } else {
+            self.inter.resize(tokens * i, 0.0);
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -426,6 +587,7 @@ impl Scratch {
             + self.ctx.capacity()
             + self.proj.capacity()
             + self.inter.capacity()
+            + self.gated.capacity()
             + self.scores.capacity();
         values * std::mem::size_of::<f32>()
     }
@@ -437,6 +599,45 @@ fn linear(l: &Linear, x: &[f32], rows: usize, out: &mut [f32], threads: usize) -
         Ok(())
     } else {
         Err(shape_error())
+    }
+}
+
+/// Rotary tables for positions `0..positions` of heads `d` wide.
+fn rotary_tables(positions: usize, d: usize, base: f64) -> Positions {
+    let half = d / 2;
+    let mut cos = Vec::with_capacity(positions * half);
+    let mut sin = Vec::with_capacity(positions * half);
+    for p in 0..positions {
+        for i in 0..half {
+            let angle = p as f64 * base.powf(-2.0 * i as f64 / d as f64);
+            cos.push(angle.cos() as f32);
+            sin.push(angle.sin() as f32);
+        }
+    }
+    Positions::Rotary { cos, sin }
+}
+
+/// Turns each sequence's queries and keys (the first two thirds of each
+/// `qkv` row) by their tokens' positions in that sequence.
+fn rotate(qkv: &mut [f32], lens: &[usize], h: usize, heads: usize, cos: &[f32], sin: &[f32]) {
+    let d = h / heads;
+    let half = d / 2;
+    let mut rows = qkv.chunks_exact_mut(3 * h);
+    for &len in lens {
+        for (pos, row) in rows.by_ref().take(len).enumerate() {
+            let (c, s) = (
+                &cos[pos * half..(pos + 1) * half],
+                &sin[pos * half..(pos + 1) * half],
+            );
+            for head in row[..2 * h].chunks_exact_mut(d) {
+                let (x1, x2) = head.split_at_mut(half);
+                for k in 0..half {
+                    let (a, b) = (x1[k], x2[k]);
+                    x1[k] = a * c[k] - b * s[k];
+                    x2[k] = b * c[k] + a * s[k];
+                }
+            }
+        }
     }
 }
 

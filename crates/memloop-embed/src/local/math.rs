@@ -95,6 +95,17 @@ fn exp(x: f32) -> f32 {
     p * scale
 }
 
+/// SwiGLU's gate: `up · silu(gate)`, silu(x) = x / (1 + e^-x), written
+/// with e raised only to a value ≤ 0 (what `exp` computes), so it neither
+/// overflows nor calls libm.
+#[inline(always)]
+pub fn swiglu(up: f32, gate: f32) -> f32 {
+    let e = exp(if gate > 0.0 { -gate } else { gate });
+    // silu(x) = x / (1 + e^-x) for x > 0, and x·e^x / (1 + e^x) otherwise.
+    let numerator = if gate > 0.0 { gate } else { gate * e };
+    up * numerator / (1.0 + e)
+}
+
 /// GELU with the exact erf form that BERT uses.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
@@ -191,6 +202,18 @@ mod tests {
                     "gelu({x}) = {g}, want {want}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn swiglu_matches_its_formula() {
+        for gate in [-90.0f32, -10.0, -1.5, -0.1, 0.0, 0.3, 2.0, 12.0, 90.0] {
+            let want = 3.0 * gate / (1.0 + (-gate as f64).exp() as f32);
+            let got = swiglu(3.0, gate);
+            assert!(
+                (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "swiglu(3, {gate}) = {got}, want {want}"
+            );
         }
     }
 

@@ -1,10 +1,14 @@
-//! all-MiniLM-L6-v2 in process: the model's own WordPiece tokenizer, then the
-//! BERT forward pass of `bert.rs`, mean pooling and L2 normalisation — what
-//! sentence-transformers computes, to within float rounding.
+//! A local sentence encoder in process: the model's own WordPiece
+//! tokenizer, then the BERT forward pass of `bert.rs`, mean pooling and L2
+//! normalisation — what sentence-transformers computes, to within float
+//! rounding. all-MiniLM-L6-v2 by default (safetensors); nomic-embed-text-v1.5
+//! (GGUF, `nomic.rs`) when the model folder holds its `model.gguf`.
 
 mod bert;
 mod gemm;
+mod gguf;
 mod math;
+mod nomic;
 
 use std::path::{Path, PathBuf};
 
@@ -13,13 +17,15 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use bert::Bert;
 pub use gemm::{GemmPath, GEMM_ENV};
+pub use nomic::MODEL_ID as NOMIC_MODEL_ID;
 
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// The model's output width; checked against config.json at load.
 pub const DIMENSIONS: usize = 384;
 /// The folder name the model is fetched into.
 pub const MODEL_DIR_NAME: &str = "all-MiniLM-L6-v2";
-/// sentence-transformers' max_seq_length for this model; longer input is truncated.
+/// sentence-transformers' max_seq_length for all-MiniLM-L6-v2; longer input
+/// is read in pieces.
 pub const MAX_TOKENS: usize = 256;
 /// Tokens per forward pass: bounds the scratch memory of one pass (~8 MB)
 /// and keeps a pass's activations close to the cores. With AMX, batches of
@@ -30,6 +36,11 @@ pub const MAX_TOKENS: usize = 256;
 const TOKENS_PER_PASS: usize = 512;
 
 const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
+
+/// Whether `dir` holds a model this embedder loads.
+fn holds_model(dir: &Path) -> bool {
+    REQUIRED_FILES.iter().all(|f| dir.join(f).is_file()) || dir.join(nomic::FILE).is_file()
+}
 
 /// Finds the model folder: the given one (config), then `MEMLOOP_MODEL_DIR`,
 /// then `models/all-MiniLM-L6-v2` in the current folder or any folder above it
@@ -60,10 +71,7 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
     if let Some(cache) = dirs::cache_dir() {
         candidates.push(cache.join("memloop").join("models").join(MODEL_DIR_NAME));
     }
-    if let Some(found) = candidates
-        .iter()
-        .find(|dir| REQUIRED_FILES.iter().all(|f| dir.join(f).is_file()))
-    {
+    if let Some(found) = candidates.iter().find(|dir| holds_model(dir)) {
         return Ok(found.clone());
     }
     // Report the explicit choices and the usual places, not every ancestor.
@@ -81,18 +89,53 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
     })
 }
 
-pub struct MiniLmEmbedder {
+/// What the model `locate_model_dir` finds is, read off its folder
+/// without loading it; all-MiniLM-L6-v2 where none is found (the error
+/// comes when it is first used).
+pub fn model_info(configured: Option<&Path>) -> EmbedderInfo {
+    match locate_model_dir(configured) {
+        Ok(dir) if dir.join(nomic::FILE).is_file() => EmbedderInfo {
+            model_id: nomic::MODEL_ID.to_string(),
+            dimensions: nomic::DIMENSIONS,
+        },
+        _ => EmbedderInfo {
+            model_id: MODEL_ID.to_string(),
+            dimensions: DIMENSIONS,
+        },
+    }
+}
+
+pub struct LocalEmbedder {
+    model_id: &'static str,
     tokenizer: Tokenizer,
     /// The same without truncation, for the windows of long texts.
     untruncated: Tokenizer,
     /// [CLS] and [SEP], which frame each window.
     specials: (u32, u32),
+    /// The most tokens one window holds, [CLS], prefix and [SEP] included.
+    max_tokens: usize,
+    /// Tokens put after [CLS] of what is embedded as a memory, and as a
+    /// search query (none for all-MiniLM-L6-v2).
+    prefixes: Prefixes,
     model: Bert,
     threads: usize,
     gemm: GemmPath,
 }
 
-impl MiniLmEmbedder {
+#[derive(Default)]
+struct Prefixes {
+    document: Vec<u32>,
+    query: Vec<u32>,
+}
+
+/// What a text is embedded as.
+#[derive(Clone, Copy)]
+enum Role {
+    Document,
+    Query,
+}
+
+impl LocalEmbedder {
     /// Loads the model from a folder holding model.safetensors, tokenizer.json
     /// and config.json, its products on the fastest kernel this machine runs
     /// or the one `MEMLOOP_GEMM` names (`amx`, `avx512`, `portable`).
@@ -109,37 +152,14 @@ impl MiniLmEmbedder {
                 gemm.name()
             )));
         }
+        if dir.join(nomic::FILE).is_file() {
+            return Self::load_nomic(dir, gemm);
+        }
         let tok_path = dir.join("tokenizer.json");
-        let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::ModelInvalid {
+        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::ModelInvalid {
             path: tok_path.clone(),
             reason: e.to_string(),
         })?;
-        // The shipped tokenizer.json pads every input to 128 tokens and truncates
-        // at 128; we pack without padding and truncate where sentence-transformers does.
-        tokenizer.with_padding(None);
-        let mut untruncated = tokenizer.clone();
-        untruncated
-            .with_truncation(None)
-            .map_err(|e| Error::ModelInvalid {
-                path: tok_path.clone(),
-                reason: e.to_string(),
-            })?;
-        let special = |t: &str| {
-            tokenizer.token_to_id(t).ok_or_else(|| Error::ModelInvalid {
-                path: tok_path.clone(),
-                reason: format!("the tokenizer has no {t} token"),
-            })
-        };
-        let specials = (special("[CLS]")?, special("[SEP]")?);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..Default::default()
-            }))
-            .map_err(|e| Error::ModelInvalid {
-                path: tok_path,
-                reason: e.to_string(),
-            })?;
         let model = Bert::load(dir, gemm)?;
         if model.hidden_size() != DIMENSIONS {
             return Err(Error::ModelInvalid {
@@ -156,11 +176,80 @@ impl MiniLmEmbedder {
                 reason: "the model has fewer positions than 256 tokens".into(),
             });
         }
+        let setup = Setup {
+            model_id: MODEL_ID,
+            max_tokens: MAX_TOKENS,
+            prefixes: ("", ""),
+        };
+        Self::assemble(tokenizer, &tok_path, model, setup, gemm)
+    }
+
+    /// nomic-embed-text-v1.5 from the folder's `model.gguf`.
+    fn load_nomic(dir: &Path, gemm: GemmPath) -> Result<Self> {
+        let path = dir.join(nomic::FILE);
+        let file = gguf::Gguf::open(&path)?;
+        let tokenizer = nomic::tokenizer(&file, &path)?;
+        let model = Bert::load_gguf(&file, nomic::MAX_TOKENS, gemm)?;
+        let setup = Setup {
+            model_id: nomic::MODEL_ID,
+            max_tokens: nomic::MAX_TOKENS,
+            prefixes: (nomic::DOCUMENT_PREFIX, nomic::QUERY_PREFIX),
+        };
+        Self::assemble(tokenizer, &path, model, setup, gemm)
+    }
+
+    /// The embedder around a loaded model and its tokenizer.
+    fn assemble(
+        mut tokenizer: Tokenizer,
+        tok_path: &Path,
+        model: Bert,
+        setup: Setup,
+        gemm: GemmPath,
+    ) -> Result<Self> {
+        let invalid = |reason: String| Error::ModelInvalid {
+            path: tok_path.to_path_buf(),
+            reason,
+        };
+        // A shipped tokenizer.json may pad every input and truncate it (all-
+        // MiniLM-L6-v2's: to 128 tokens); we pack without padding and
+        // truncate where the model's window ends.
+        tokenizer.with_padding(None);
+        let mut untruncated = tokenizer.clone();
+        untruncated
+            .with_truncation(None)
+            .map_err(|e| invalid(e.to_string()))?;
+        let special = |t: &str| {
+            tokenizer
+                .token_to_id(t)
+                .ok_or_else(|| invalid(format!("the tokenizer has no {t} token")))
+        };
+        let specials = (special("[CLS]")?, special("[SEP]")?);
+        let prefix = |text: &str| -> Result<Vec<u32>> {
+            Ok(untruncated
+                .encode(text, false)
+                .map_err(|e| invalid(e.to_string()))?
+                .get_ids()
+                .to_vec())
+        };
+        let prefixes = Prefixes {
+            document: prefix(setup.prefixes.0)?,
+            query: prefix(setup.prefixes.1)?,
+        };
+        let longest = prefixes.document.len().max(prefixes.query.len());
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: setup.max_tokens - longest,
+                ..Default::default()
+            }))
+            .map_err(|e| invalid(e.to_string()))?;
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        Ok(MiniLmEmbedder {
+        Ok(LocalEmbedder {
+            model_id: setup.model_id,
             tokenizer,
             untruncated,
             specials,
+            max_tokens: setup.max_tokens,
+            prefixes,
             model,
             threads,
             gemm,
@@ -183,23 +272,57 @@ impl MiniLmEmbedder {
         self
     }
 
-    /// Model tokens of a text (WordPiece, with [CLS] and [SEP]; at most 256).
+    /// Model tokens of a text (WordPiece, with [CLS] and [SEP]; at most
+    /// one window's worth, 256 for all-MiniLM-L6-v2).
     pub fn count_tokens(&self, text: &str) -> usize {
         self.tokenizer
             .encode(text, true)
             .map_or(0, |e| e.get_ids().len())
     }
 
-    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+    /// The model inputs of `texts` as `role`: [CLS], the role's prefix, the
+    /// text's first tokens, [SEP].
+    fn tokenize(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<u32>>> {
+        let prefix = self.prefix(role);
         texts
             .iter()
             .map(|t| {
-                self.tokenizer
+                let encoding = self
+                    .tokenizer
                     .encode(*t, true)
-                    .map(|e| e.get_ids().to_vec())
-                    .map_err(|e| Error::Embedding(format!("tokenizer failed: {e}")))
+                    .map_err(|e| Error::Embedding(format!("tokenizer failed: {e}")))?;
+                let ids = encoding.get_ids();
+                let mut out = Vec::with_capacity(ids.len() + prefix.len());
+                // [CLS] first, then the prefix (a template adds [CLS] and
+                // [SEP] around any text, so the first id is [CLS]).
+                out.extend(ids.first());
+                out.extend_from_slice(prefix);
+                out.extend(ids.iter().skip(1));
+                Ok(out)
             })
             .collect()
+    }
+
+    fn prefix(&self, role: Role) -> &[u32] {
+        match role {
+            Role::Document => &self.prefixes.document,
+            Role::Query => &self.prefixes.query,
+        }
+    }
+
+    /// Embeds `texts` as `role`, each thread tokenising its own texts
+    /// (tokenising a batch on the calling thread first left the other
+    /// cores idle meanwhile); their lengths in bytes stand in for their
+    /// token counts.
+    fn embed_as(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<f32>>> {
+        let threads = self.threads.min(texts.len());
+        if threads <= 1 {
+            return self.embed_sequences(&self.tokenize(texts, role)?, self.threads);
+        }
+        let bounds = balanced_bounds(texts.iter().map(|t| t.len()), threads);
+        self.in_groups(texts, &bounds, |part| {
+            self.embed_sequences(&self.tokenize(part, role)?, 1)
+        })
     }
 
     /// Embeds sequences in passes of at most TOKENS_PER_PASS tokens, each
@@ -222,26 +345,20 @@ impl MiniLmEmbedder {
     }
 }
 
-impl Embedder for MiniLmEmbedder {
+impl Embedder for LocalEmbedder {
     fn info(&self) -> EmbedderInfo {
         EmbedderInfo {
-            model_id: MODEL_ID.to_string(),
+            model_id: self.model_id.to_string(),
             dimensions: self.model.hidden_size(),
         }
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        // Each thread tokenises its own texts (tokenising a batch on the
-        // calling thread first left the other cores idle meanwhile); their
-        // lengths in bytes stand in for their token counts.
-        let threads = self.threads.min(texts.len());
-        if threads <= 1 {
-            return self.embed_sequences(&self.tokenize(texts)?, self.threads);
-        }
-        let bounds = balanced_bounds(texts.iter().map(|t| t.len()), threads);
-        self.in_groups(texts, &bounds, |part| {
-            self.embed_sequences(&self.tokenize(part)?, 1)
-        })
+        self.embed_as(texts, Role::Document)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_as(texts, Role::Query)
     }
 
     fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
@@ -250,14 +367,19 @@ impl Embedder for MiniLmEmbedder {
         for (i, text) in texts.iter().enumerate() {
             // Every token takes at least a byte: a shorter text fits the
             // first window, and is not tokenised again for nothing.
-            if text.len() < MAX_TOKENS {
+            if text.len() <= self.max_tokens - 2 - self.prefixes.document.len() {
                 continue;
             }
             let ids = self
                 .untruncated
                 .encode(*text, false)
                 .map_err(|e| Error::Embedding(format!("tokenizer failed: {e}")))?;
-            for w in later_windows(ids.get_ids(), self.specials) {
+            let frame = Frame {
+                specials: self.specials,
+                prefix: &self.prefixes.document,
+                max_tokens: self.max_tokens,
+            };
+            for w in later_windows(ids.get_ids(), &frame) {
                 windows.push(w);
                 owners.push(i);
             }
@@ -274,20 +396,30 @@ impl Embedder for MiniLmEmbedder {
 /// sentence cut by one window's end is whole in the next.
 pub const PIECE_OVERLAP: usize = 64;
 
-/// The windows of a text past the first, as model inputs ([CLS] … [SEP]):
-/// `content` is the text's tokens without special ones. The first window
-/// is what `embed` reads (the first 254 tokens); each next one starts
-/// `PIECE_OVERLAP` tokens before the previous one ended, while there are
-/// tokens no window has read.
-fn later_windows(content: &[u32], (cls, sep): (u32, u32)) -> Vec<Vec<u32>> {
-    let width = MAX_TOKENS - 2;
-    let step = width - PIECE_OVERLAP;
+/// What frames each window of a text: [CLS] and [SEP], the document
+/// prefix after [CLS], and the window's size with them.
+struct Frame<'a> {
+    specials: (u32, u32),
+    prefix: &'a [u32],
+    max_tokens: usize,
+}
+
+/// The windows of a text past the first, as model inputs ([CLS] prefix …
+/// [SEP]): `content` is the text's tokens without special ones. The first
+/// window is what `embed` reads (all-MiniLM-L6-v2: the first 254 tokens);
+/// each next one starts `PIECE_OVERLAP` tokens before the previous one
+/// ended, while there are tokens no window has read.
+fn later_windows(content: &[u32], frame: &Frame<'_>) -> Vec<Vec<u32>> {
+    let (cls, sep) = frame.specials;
+    let width = frame.max_tokens - 2 - frame.prefix.len();
+    let step = width.saturating_sub(PIECE_OVERLAP).max(1);
     let mut out = Vec::new();
     let mut start = step;
     while start + PIECE_OVERLAP < content.len() && out.len() < MAX_PIECES {
         let end = (start + width).min(content.len());
-        let mut w = Vec::with_capacity(end - start + 2);
+        let mut w = Vec::with_capacity(end - start + 2 + frame.prefix.len());
         w.push(cls);
+        w.extend_from_slice(frame.prefix);
         w.extend_from_slice(&content[start..end]);
         w.push(sep);
         out.push(w);
@@ -296,7 +428,7 @@ fn later_windows(content: &[u32], (cls, sep): (u32, u32)) -> Vec<Vec<u32>> {
     out
 }
 
-impl MiniLmEmbedder {
+impl LocalEmbedder {
     /// Embeds model inputs on every core: contiguous groups of about equal
     /// token counts, one per thread (one input shares each product's
     /// columns among the cores instead).
@@ -337,6 +469,14 @@ impl MiniLmEmbedder {
     }
 }
 
+/// How a model is set up around its encoder.
+struct Setup {
+    model_id: &'static str,
+    max_tokens: usize,
+    /// The document and query prefixes, as text.
+    prefixes: (&'static str, &'static str),
+}
+
 /// Boundaries (0, …, n) of at most `threads` contiguous groups of about
 /// equal total weight, for n items of the given weights.
 fn balanced_bounds(weights: impl ExactSizeIterator<Item = usize>, threads: usize) -> Vec<usize> {
@@ -359,6 +499,36 @@ fn balanced_bounds(weights: impl ExactSizeIterator<Item = usize>, threads: usize
 mod tests {
     use super::*;
 
+    fn frame(specials: (u32, u32)) -> Frame<'static> {
+        Frame {
+            specials,
+            prefix: &[],
+            max_tokens: MAX_TOKENS,
+        }
+    }
+
+    #[test]
+    fn a_prefix_takes_its_room_in_every_window() {
+        let content: Vec<u32> = (1000..1700).collect();
+        let prefix = [7, 8, 9];
+        let f = Frame {
+            specials: (101, 102),
+            prefix: &prefix,
+            max_tokens: 128,
+        };
+        let windows = later_windows(&content, &f);
+        assert!(!windows.is_empty());
+        for w in &windows {
+            assert!(w.len() <= 128);
+            assert_eq!(&w[..4], &[101, 7, 8, 9]);
+            assert_eq!(w[w.len() - 1], 102);
+        }
+        // 128 - 2 - 3 = 123 tokens of the text a window, the first later
+        // one starting 64 before the first window's end.
+        assert_eq!(windows[0].len(), 128);
+        assert_eq!(windows[0][4], 1000 + 123 - PIECE_OVERLAP as u32);
+    }
+
     #[test]
     fn groups_balance_weight_and_cover_every_item() {
         assert_eq!(balanced_bounds([1, 1, 1, 1].into_iter(), 2), vec![0, 2, 4]);
@@ -378,17 +548,17 @@ mod tests {
     #[test]
     fn a_text_that_fits_the_first_window_has_no_later_ones() {
         let specials = (101, 102);
-        assert!(later_windows(&[], specials).is_empty());
-        assert!(later_windows(&[7; 254], specials).is_empty());
+        assert!(later_windows(&[], &frame(specials)).is_empty());
+        assert!(later_windows(&[7; 254], &frame(specials)).is_empty());
         // The next window would start 64 tokens before the first one's
         // end: with nothing new past it, there is none.
-        assert!(later_windows(&[7; 190 + PIECE_OVERLAP], specials).is_empty());
+        assert!(later_windows(&[7; 190 + PIECE_OVERLAP], &frame(specials)).is_empty());
     }
 
     #[test]
     fn windows_overlap_and_cover_every_token() {
         let content: Vec<u32> = (1000..1700).collect();
-        let windows = later_windows(&content, (101, 102));
+        let windows = later_windows(&content, &frame((101, 102)));
         // 700 tokens: the first window reads 0..254, then 190..444,
         // 380..634 and 570..700.
         assert_eq!(windows.len(), 3);
@@ -406,6 +576,9 @@ mod tests {
     #[test]
     fn a_text_has_at_most_max_pieces() {
         let content = vec![7u32; 100_000];
-        assert_eq!(later_windows(&content, (101, 102)).len(), MAX_PIECES);
+        assert_eq!(
+            later_windows(&content, &frame((101, 102))).len(),
+            MAX_PIECES
+        );
     }
 }

@@ -15,7 +15,7 @@ mod ttl;
 use std::sync::{Arc, OnceLock};
 
 use memloop::{
-    Embedder, InProcessBuffer, LoopConfig, Memory, MemoryLoop, MiniLmEmbedder, StoreOptions,
+    Embedder, InProcessBuffer, LocalEmbedder, LoopConfig, Memory, MemoryLoop, StoreOptions,
 };
 use memloop_mcp::rmcp::model::{CallToolRequestParams, CallToolResult};
 use memloop_mcp::rmcp::service::{RoleClient, RunningService, ServerSink};
@@ -26,9 +26,9 @@ pub type Client = RunningService<RoleClient, memloop_mcp::rmcp::model::ClientCon
 
 /// The real local model, loaded once per test binary.
 pub fn embedder() -> Arc<dyn Embedder> {
-    static E: OnceLock<Arc<MiniLmEmbedder>> = OnceLock::new();
+    static E: OnceLock<Arc<LocalEmbedder>> = OnceLock::new();
     E.get_or_init(|| {
-        Arc::new(MiniLmEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
+        Arc::new(LocalEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
     })
     .clone()
 }

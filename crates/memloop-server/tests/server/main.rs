@@ -29,8 +29,8 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use memloop::{
-    ChatRequest, ChatResponse, Embedder, InProcessBuffer, Llm, LoopConfig, Memory, MemoryLoop,
-    MiniLmEmbedder, StoreOptions,
+    ChatRequest, ChatResponse, Embedder, InProcessBuffer, Llm, LocalEmbedder, LoopConfig, Memory,
+    MemoryLoop, StoreOptions,
 };
 use memloop_server::{ApiKeys, AppState, ServerConfig};
 use serde_json::Value;
@@ -41,9 +41,9 @@ pub const KEY_B: &str = "key-bravo-0123456789";
 
 /// The real local model, loaded once per test binary.
 pub fn embedder() -> Arc<dyn Embedder> {
-    static E: OnceLock<Arc<MiniLmEmbedder>> = OnceLock::new();
+    static E: OnceLock<Arc<LocalEmbedder>> = OnceLock::new();
     E.get_or_init(|| {
-        Arc::new(MiniLmEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
+        Arc::new(LocalEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
     })
     .clone()
 }

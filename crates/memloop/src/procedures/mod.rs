@@ -133,7 +133,7 @@ impl Memory {
         q.top_k = MATCH_CANDIDATES;
         let candidates: Vec<_> = self
             .store()
-            .search(&q, &self.embedder().embed(task)?)?
+            .search(&q, &self.embedder().embed_query(task)?)?
             .into_iter()
             .filter_map(|h| Procedure::from_metadata(&h.record.metadata).map(|p| (h.record, p)))
             .collect();

@@ -144,7 +144,7 @@ impl Memory {
                 "the task to search for is empty: describe it in a few words",
             ));
         }
-        let v = self.embedder().embed(&query.text)?;
+        let v = self.embedder().embed_query(&query.text)?;
         self.search_procedures_by_vector(query, &v)
     }
 

@@ -278,7 +278,7 @@ impl MemoryLoop {
         t.read_short_term_us = micros(s);
 
         let s = Instant::now();
-        let vector = self.memory.embedder().embed(input)?;
+        let vector = self.memory.embedder().embed_query(input)?;
         t.embed_query_us = micros(s);
         let summary_text = summary
             .as_ref()

@@ -7,6 +7,7 @@ mod forgetting;
 mod get;
 mod graph;
 mod index;
+mod nomic;
 mod pipeline;
 mod procedures;
 mod props;
@@ -19,13 +20,13 @@ mod turn;
 
 use std::sync::{Arc, OnceLock};
 
-use memloop::{Embedder, Memory, MiniLmEmbedder, StoreOptions};
+use memloop::{Embedder, LocalEmbedder, Memory, StoreOptions};
 
 /// The real local model, loaded once per test binary.
 pub fn embedder() -> Arc<dyn Embedder> {
-    static E: OnceLock<Arc<MiniLmEmbedder>> = OnceLock::new();
+    static E: OnceLock<Arc<LocalEmbedder>> = OnceLock::new();
     E.get_or_init(|| {
-        Arc::new(MiniLmEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
+        Arc::new(LocalEmbedder::locate_and_load(None).expect("run scripts/fetch-model.sh"))
     })
     .clone()
 }

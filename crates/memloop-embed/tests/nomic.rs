@@ -1,0 +1,93 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! nomic-embed-text-v1.5 from its GGUF file against vectors made once by an
+//! independent numpy implementation (scripts/make_nomic_reference.py), as
+//! memories and as search queries.
+
+mod common;
+use common::cosine;
+
+use std::path::PathBuf;
+
+use memloop_core::Embedder;
+use memloop_embed::{local::model_info, LocalEmbedder, NOMIC_MODEL_ID};
+
+#[derive(serde::Deserialize)]
+struct Fixture {
+    sentences: Vec<String>,
+    documents: Vec<Vec<f32>>,
+    queries: Vec<Vec<f32>>,
+}
+
+fn fixture() -> Fixture {
+    common::fixture("nomic_reference.json")
+}
+
+fn model_dir() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/nomic-embed-text-v1.5"
+    ))
+}
+
+fn model() -> LocalEmbedder {
+    LocalEmbedder::load(&model_dir()).expect("run scripts/fetch-model-nomic.sh")
+}
+
+/// The worst cosine of `got` to `want`, each at least 0.999.
+fn worst(got: &[Vec<f32>], want: &[Vec<f32>], texts: &[String]) -> f32 {
+    assert_eq!(got.len(), want.len());
+    let mut worst = 1.0f32;
+    for ((g, w), t) in got.iter().zip(want).zip(texts) {
+        assert_eq!(g.len(), 768);
+        let c = cosine(g, w);
+        assert!(c >= 0.999, "{t:?}: cosine {c}");
+        worst = worst.min(c);
+    }
+    worst
+}
+
+#[test]
+fn memories_and_queries_match_the_reference() {
+    let fx = fixture();
+    let model = model();
+    let texts: Vec<&str> = fx.sentences.iter().map(String::as_str).collect();
+    let documents = model.embed_batch(&texts).unwrap();
+    let w = worst(&documents, &fx.documents, &fx.sentences);
+    eprintln!("worst cosine of a memory to the reference: {w}");
+    let n = fx.queries.len();
+    let queries = model.embed_queries(&texts[..n]).unwrap();
+    let w = worst(&queries, &fx.queries, &fx.sentences);
+    eprintln!("worst cosine of a query to the reference: {w}");
+    // One at a time, as a search embeds its query.
+    let single = model.embed_query(texts[0]).unwrap();
+    assert!(cosine(&single, &fx.queries[0]) >= 0.999);
+    // The prefixes make a query and a memory of the same words differ.
+    for i in 0..n {
+        let c = cosine(&queries[i], &documents[i]);
+        assert!(c < 0.99, "query and memory {i} alike: cosine {c}");
+    }
+}
+
+#[test]
+fn the_folder_says_which_model_it_holds() {
+    let info = model_info(Some(&model_dir()));
+    assert_eq!(
+        (info.model_id.as_str(), info.dimensions),
+        (NOMIC_MODEL_ID, 768)
+    );
+    assert_eq!(model().info(), info);
+}
+
+#[test]
+fn a_text_past_the_window_is_read_in_pieces() {
+    let model = model();
+    let sentence = "The quarterly report lists every supplier with its delivery times. ";
+    // About 360 tokens: past the first window (250 of the text's tokens
+    // after [CLS], the prefix and [SEP]), within the second (from 186).
+    let long = sentence.repeat(30);
+    let short = sentence.repeat(3);
+    let pieces = model.embed_pieces(&[&long, &short]).unwrap();
+    assert_eq!(pieces[0].len(), 1, "one later window");
+    assert!(pieces[1].is_empty());
+    assert_eq!(pieces[0][0].len(), 768);
+}
