@@ -311,7 +311,7 @@ fn bench_embedding(e: &Arc<LocalEmbedder>, texts: &[String]) -> anyhow::Result<V
         &strs,
     )?;
     Ok(
-        json!({"sentences": strs.len(), "single_p50_ms": p50, "single_p99_ms": p99,
+        json!({"model": e.info().model_id, "sentences": strs.len(), "single_p50_ms": p50, "single_p99_ms": p99,
         "single_per_s": 1e3 / p50, "batch32_per_s": batch_rate,
         "concurrent32_plain_per_s": plain, "concurrent32_coalesced_per_s": coalesced}),
     )
@@ -353,7 +353,11 @@ fn print_embedding(out: &Output, v: &Value) {
     if out.json {
         return;
     }
-    println!("embedding (all-MiniLM-L6-v2, {} sentences)", v["sentences"]);
+    println!(
+        "embedding ({}, {} sentences)",
+        v["model"].as_str().unwrap_or("?"),
+        v["sentences"]
+    );
     println!(
         "  single   p50 {:>7.2} ms   p99 {:>7.2} ms",
         f(v, "single_p50_ms"),
