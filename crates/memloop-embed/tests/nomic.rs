@@ -91,3 +91,17 @@ fn a_text_past_the_window_is_read_in_pieces() {
     assert!(pieces[1].is_empty());
     assert_eq!(pieces[0][0].len(), 768);
 }
+
+#[test]
+fn a_folder_whose_model_file_is_not_gguf_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("memloop-not-gguf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model.gguf"), b"<html>not found</html>").unwrap();
+    let message = match LocalEmbedder::load(&dir) {
+        Ok(_) => panic!("a page of HTML loaded as a model"),
+        Err(e) => e.to_string(),
+    };
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(message.contains("model.gguf"), "{message}");
+    assert!(message.contains("not a GGUF file"), "{message}");
+}

@@ -255,13 +255,10 @@ impl Bert {
         let heads = count("attention.head_count")?;
         let i = count("feed_forward_length")?;
         let layers_n = count("block_count")?;
-        let vocab = match g.array("tokenizer.ggml.tokens") {
-            Ok(tokens) => tokens.len(),
-            Err(e) => return Err(e),
-        };
+        let vocab = g.array("tokenizer.ggml.tokens")?.len();
         let context = count("context_length")?;
         let bad = |reason: String| Error::ModelInvalid {
-            path: std::path::PathBuf::from(arch),
+            path: g.path().to_path_buf(),
             reason,
         };
         if arch != "nomic-bert" || heads == 0 || !h.is_multiple_of(heads) || (h / heads) % 2 != 0 {

@@ -180,6 +180,11 @@ impl Gguf {
         })
     }
 
+    /// The file this was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn invalid(&self, reason: String) -> Error {
         Error::ModelInvalid {
             path: self.path.clone(),
