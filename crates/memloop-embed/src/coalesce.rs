@@ -102,14 +102,12 @@ impl Coalescing {
     fn embed_all(&self, batch: &[Queued]) -> Vec<Result<Vec<f32>>> {
         let texts: Vec<&str> = batch.iter().map(|q| q.text.as_str()).collect();
         let query = batch.first().is_some_and(|q| q.query);
-        let embed = |texts: &[&str]| {
-            if query {
-                self.inner.embed_queries(texts)
-            } else {
-                self.inner.embed_batch(texts)
-            }
+        let embedded = if query {
+            self.inner.embed_queries(&texts)
+        } else {
+            self.inner.embed_batch(&texts)
         };
-        match embed(&texts) {
+        match embedded {
             Ok(vectors) if vectors.len() == texts.len() => vectors.into_iter().map(Ok).collect(),
             Ok(vectors) => {
                 let message = format!(
@@ -123,16 +121,10 @@ impl Coalescing {
                     .collect()
             }
             Err(e) if texts.len() == 1 => vec![Err(e)],
-            Err(_) => texts
-                .iter()
-                .map(|t| embed(&[t]).and_then(|mut v| v.pop().ok_or_else(no_vector)))
-                .collect(),
+            Err(_) if query => texts.iter().map(|t| self.inner.embed_query(t)).collect(),
+            Err(_) => texts.iter().map(|t| self.inner.embed(t)).collect(),
         }
     }
-}
-
-fn no_vector() -> Error {
-    Error::Embedding("the embedder returned no vector".into())
 }
 
 /// Hands a batch's results to their callers and lets the next batch run,

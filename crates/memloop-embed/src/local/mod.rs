@@ -39,7 +39,13 @@ const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "confi
 
 /// Whether `dir` holds a model this embedder loads.
 fn holds_model(dir: &Path) -> bool {
-    REQUIRED_FILES.iter().all(|f| dir.join(f).is_file()) || dir.join(nomic::FILE).is_file()
+    REQUIRED_FILES.iter().all(|f| dir.join(f).is_file()) || holds_nomic(dir)
+}
+
+/// Whether `dir` holds nomic-embed-text-v1.5, which is loaded before the
+/// files of all-MiniLM-L6-v2 are looked for.
+fn holds_nomic(dir: &Path) -> bool {
+    dir.join(nomic::FILE).is_file()
 }
 
 /// Finds the model folder: the given one (config), then `MEMLOOP_MODEL_DIR`,
@@ -94,7 +100,7 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
 /// comes when it is first used).
 pub fn model_info(configured: Option<&Path>) -> EmbedderInfo {
     match locate_model_dir(configured) {
-        Ok(dir) if dir.join(nomic::FILE).is_file() => EmbedderInfo {
+        Ok(dir) if holds_nomic(&dir) => EmbedderInfo {
             model_id: nomic::MODEL_ID.to_string(),
             dimensions: nomic::DIMENSIONS,
         },
@@ -122,7 +128,6 @@ pub struct LocalEmbedder {
     gemm: GemmPath,
 }
 
-#[derive(Default)]
 struct Prefixes {
     document: Vec<u32>,
     query: Vec<u32>,
@@ -137,7 +142,8 @@ enum Role {
 
 impl LocalEmbedder {
     /// Loads the model from a folder holding model.safetensors, tokenizer.json
-    /// and config.json, its products on the fastest kernel this machine runs
+    /// and config.json (all-MiniLM-L6-v2) or model.gguf
+    /// (nomic-embed-text-v1.5), its products on the fastest kernel this machine runs
     /// or the one `MEMLOOP_GEMM` names (`amx`, `avx512`, `portable`).
     pub fn load(dir: &Path) -> Result<Self> {
         let gemm = GemmPath::from_env().map_err(Error::InvalidInput)?;
@@ -152,7 +158,7 @@ impl LocalEmbedder {
                 gemm.name()
             )));
         }
-        if dir.join(nomic::FILE).is_file() {
+        if holds_nomic(dir) {
             return Self::load_nomic(dir, gemm);
         }
         let tok_path = dir.join("tokenizer.json");
@@ -362,6 +368,11 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed_pieces(&self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>> {
+        let frame = Frame {
+            specials: self.specials,
+            prefix: &self.prefixes.document,
+            max_tokens: self.max_tokens,
+        };
         let mut windows = Vec::new();
         let mut owners = Vec::new();
         for (i, text) in texts.iter().enumerate() {
@@ -374,11 +385,6 @@ impl Embedder for LocalEmbedder {
                 .untruncated
                 .encode(*text, false)
                 .map_err(|e| Error::Embedding(format!("tokenizer failed: {e}")))?;
-            let frame = Frame {
-                specials: self.specials,
-                prefix: &self.prefixes.document,
-                max_tokens: self.max_tokens,
-            };
             for w in later_windows(ids.get_ids(), &frame) {
                 windows.push(w);
                 owners.push(i);
