@@ -73,17 +73,10 @@ impl Coalescing {
                 continue;
             }
             // Nobody is embedding: run what is queued (our text among it,
-            // unless more than a batch, or texts of the other kind, wait
-            // ahead of it).
+            // unless more than a batch waits ahead of it, or it is of the
+            // other kind than the oldest text's).
             state.running = true;
-            let kind = state.queue.front().is_some_and(|q| q.query);
-            let take = state
-                .queue
-                .iter()
-                .take(self.max_batch)
-                .take_while(|q| q.query == kind)
-                .count();
-            let batch: Vec<Queued> = state.queue.drain(..take).collect();
+            let batch = take_batch(&mut state.queue, self.max_batch);
             drop(state);
             let mut run = Running {
                 owner: self,
@@ -125,6 +118,26 @@ impl Coalescing {
             Err(_) => texts.iter().map(|t| self.inner.embed(t)).collect(),
         }
     }
+}
+
+/// The next batch: up to `max` texts of the oldest text's kind (query or
+/// memory), in their order, wherever they wait; texts of the other kind
+/// keep their places for the batch after. Taking only the texts of the
+/// front's kind up to the first of the other kind made every batch a
+/// single text when searches and writes arrived interleaved.
+fn take_batch(queue: &mut VecDeque<Queued>, max: usize) -> Vec<Queued> {
+    let kind = queue.front().is_some_and(|q| q.query);
+    let mut batch = Vec::new();
+    let mut rest = VecDeque::with_capacity(queue.len());
+    for q in queue.drain(..) {
+        if q.query == kind && batch.len() < max {
+            batch.push(q);
+        } else {
+            rest.push_back(q);
+        }
+    }
+    *queue = rest;
+    batch
 }
 
 /// Hands a batch's results to their callers and lets the next batch run,
@@ -276,6 +289,25 @@ mod tests {
             assert_eq!(v, vec![(i + 1) as f32, kind], "text {i}");
         }
         assert!(inner.batches.load(Ordering::SeqCst) < 24);
+    }
+
+    /// Interleaved queries and memories: a batch takes the front's kind
+    /// from anywhere in the queue, up to the batch size, and the others
+    /// keep their order.
+    #[test]
+    fn a_batch_takes_its_kind_past_texts_of_the_other() {
+        let mut queue: VecDeque<Queued> = (0..7)
+            .map(|id| Queued {
+                id,
+                query: id % 2 == 0,
+                text: format!("t{id}"),
+            })
+            .collect();
+        let ids = |b: &[Queued]| b.iter().map(|q| q.id).collect::<Vec<_>>();
+        assert_eq!(ids(&take_batch(&mut queue, 3)), [0, 2, 4]);
+        assert_eq!(ids(&take_batch(&mut queue, 3)), [1, 3, 5]);
+        assert_eq!(ids(&take_batch(&mut queue, 3)), [6]);
+        assert!(take_batch(&mut queue, 3).is_empty());
     }
 
     #[test]
