@@ -378,7 +378,7 @@ impl Embedder for LocalEmbedder {
         for (i, text) in texts.iter().enumerate() {
             // Every token takes at least a byte: a shorter text fits the
             // first window, and is not tokenised again for nothing.
-            if text.len() <= self.max_tokens - 2 - self.prefixes.document.len() {
+            if text.len() <= frame.width() {
                 continue;
             }
             let ids = self
@@ -410,6 +410,13 @@ struct Frame<'a> {
     max_tokens: usize,
 }
 
+impl Frame<'_> {
+    /// The text's tokens one window holds, beside [CLS], the prefix and [SEP].
+    fn width(&self) -> usize {
+        self.max_tokens.saturating_sub(2 + self.prefix.len())
+    }
+}
+
 /// The windows of a text past the first, as model inputs ([CLS] prefix …
 /// [SEP]): `content` is the text's tokens without special ones. The first
 /// window is what `embed` reads (all-MiniLM-L6-v2: the first 254 tokens);
@@ -417,7 +424,7 @@ struct Frame<'a> {
 /// ended, while there are tokens no window has read.
 fn later_windows(content: &[u32], frame: &Frame<'_>) -> Vec<Vec<u32>> {
     let (cls, sep) = frame.specials;
-    let width = frame.max_tokens - 2 - frame.prefix.len();
+    let width = frame.width();
     let step = width.saturating_sub(PIECE_OVERLAP).max(1);
     let mut out = Vec::new();
     let mut start = step;
