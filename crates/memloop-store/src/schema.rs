@@ -140,6 +140,18 @@ CREATE INDEX memories_by_hash_key ON memories (partition, hash_key)
 -- Rows written before stay NULL and are analysed at load, as before.
 ALTER TABLE memories ADD COLUMN terms TEXT;
 "#,
+    r#"
+-- The duplicate check's index keyed by the whole content hash again, not
+-- by a computed prefix: an index on a function's result makes SQLite keep
+-- a statement journal for every DELETE of many memories (the function
+-- might fail midway), and gc's deletes copied each page they touched into
+-- it and called the function on each row. Current memories only, as
+-- before. Dropping a virtual column rewrites no row.
+DROP INDEX memories_by_hash_key;
+ALTER TABLE memories DROP COLUMN hash_key;
+CREATE INDEX memories_current_by_hash ON memories (partition, content_hash)
+    WHERE valid_until IS NULL;
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -189,33 +201,69 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// The hash key is computed, not stored: rows written before the
-    /// migration have it too, and its index finds them.
+    /// A row written under every earlier schema is found by the
+    /// duplicate check's index after the migrations.
     #[test]
-    fn rows_written_before_the_hash_key_are_found_by_it() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..5] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 5).unwrap();
-        conn.execute(
-            "INSERT INTO memories (id, partition, tenant, kind, text, metadata, created_at, \
-             updated_at, valid_from, importance, provenance, content_hash, embedding) \
-             VALUES ('a', 'p', 't', 'fact', 'x', '{}', 0, 0, 0, 0.5, '{}', \
-             '0123456789abcdef0123', x'00')",
-            [],
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
-        let id: String = conn
-            .query_row(
-                "SELECT id FROM memories INDEXED BY memories_by_hash_key \
-                 WHERE partition = 'p' AND hash_key = '0123456789abcdef' AND valid_until IS NULL",
+    fn rows_written_before_are_found_by_the_hash_index() {
+        for version in [5, 7] {
+            let mut conn = Connection::open_in_memory().unwrap();
+            for sql in &MIGRATIONS[..version] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", version as i64)
+                .unwrap();
+            conn.execute(
+                "INSERT INTO memories (id, partition, tenant, kind, text, metadata, created_at, \
+                 updated_at, valid_from, importance, provenance, content_hash, embedding) \
+                 VALUES ('a', 'p', 't', 'fact', 'x', '{}', 0, 0, 0, 0.5, '{}', \
+                 '0123456789abcdef0123', x'00')",
                 [],
-                |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(id, "a");
+            migrate(&mut conn).unwrap();
+            assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+            let id: String = conn
+                .query_row(
+                    "SELECT id FROM memories INDEXED BY memories_current_by_hash \
+                     WHERE partition = 'p' AND content_hash = '0123456789abcdef0123' \
+                     AND valid_until IS NULL",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(id, "a", "from schema {version}");
+        }
+    }
+
+    /// Every index of `memories` is keyed by stored columns: an expression
+    /// or a generated column in a key makes every DELETE of many memories
+    /// (gc's) keep a statement journal (see the last migration).
+    #[test]
+    fn no_index_of_memories_is_keyed_by_a_computed_value() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let generated: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_xinfo('memories') WHERE hidden IN (2, 3)")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let keys: Vec<(String, i64, Option<String>)> = conn
+            .prepare(
+                "SELECT il.name, ii.cid, ii.name FROM pragma_index_list('memories') AS il, \
+                 pragma_index_info(il.name) AS ii",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(keys.len() >= 5, "{keys:?}");
+        for (index, cid, column) in keys {
+            assert!(cid >= 0, "{index} is keyed by an expression");
+            let column = column.unwrap_or_default();
+            assert!(!generated.contains(&column), "{index} is keyed by {column}");
+        }
     }
 }

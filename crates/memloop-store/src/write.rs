@@ -551,11 +551,12 @@ fn add_in(
 }
 
 /// The current memories of a partition (?1) with a content hash (?2) and
-/// kind (?3), found through the hash key's index (schema.rs).
+/// kind (?3), found through the index of current memories by hash
+/// (schema.rs).
 fn duplicate_sql() -> String {
     format!(
-        "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND hash_key = substr(?2, 1, 16) \
-         AND content_hash = ?2 AND kind = ?3 AND valid_until IS NULL"
+        "SELECT {RECORD_COLUMNS} FROM memories WHERE partition = ?1 AND content_hash = ?2 \
+         AND kind = ?3 AND valid_until IS NULL"
     )
 }
 
@@ -642,10 +643,9 @@ mod tests {
     use crate::EmbeddedStore;
 
     /// Every write runs the duplicate check: it must seek its index, not
-    /// scan the partition (the planner prefers the partition's index when
-    /// the query does not name the hash key the way the index does).
+    /// scan the partition's current memories through the partition's.
     #[test]
-    fn the_duplicate_check_seeks_the_hash_key_index() {
+    fn the_duplicate_check_seeks_the_hash_index() {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::for_test(dir.path());
         let conn = store.conn();
@@ -661,7 +661,7 @@ mod tests {
             .unwrap();
         assert!(
             plan.iter()
-                .any(|d| d.contains("memories_by_hash_key (partition=? AND hash_key=?)")),
+                .any(|d| d.contains("memories_current_by_hash (partition=? AND content_hash=?)")),
             "{plan:?}"
         );
     }
