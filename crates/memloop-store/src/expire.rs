@@ -62,7 +62,7 @@ struct Expired {
     partition: String,
 }
 
-/// The chunk's rows, which every statement of `delete_chunk` names: a
+/// The chunk's rows, which the deletes of `delete_chunk` name: a
 /// temporary table filled once per chunk (a subquery with a LIMIT in each
 /// statement scanned the expiry index and built its result again five
 /// times per chunk).
@@ -75,7 +75,8 @@ impl EmbeddedStore {
         // `delete_chunk` removes the children itself (see the module's comment).
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; \
-             CREATE TEMP TABLE IF NOT EXISTS gc_chunk (row INTEGER PRIMARY KEY);",
+             CREATE TEMP TABLE IF NOT EXISTS gc_chunk \
+             (row INTEGER PRIMARY KEY, id TEXT, partition TEXT, text TEXT, current INTEGER);",
         )
         .map_err(sql_err)?;
         let mut touched: HashSet<String> = HashSet::new();
@@ -300,21 +301,22 @@ impl EmbeddedStore {
 
 /// The first `CHUNK` expired rows, soonest expired first (current or not:
 /// a superseded or deleted memory past its TTL goes too), kept in
-/// `temp.gc_chunk` for `delete_chunk`.
+/// `temp.gc_chunk` with what `delete_chunk` writes of them, so that each
+/// row is sought in `memories` twice (here and by its DELETE), not once
+/// per statement.
 fn expired_chunk(tx: &Transaction<'_>, now: i64) -> Result<Vec<Expired>> {
     tx.execute("DELETE FROM temp.gc_chunk", [])
         .map_err(sql_err)?;
     tx.prepare_cached(
-        "INSERT INTO temp.gc_chunk (row) SELECT row FROM memories \
+        "INSERT INTO temp.gc_chunk (row, id, partition, text, current) \
+         SELECT row, id, partition, text, valid_until IS NULL FROM memories \
          WHERE expires_at IS NOT NULL AND expires_at <= ?1 ORDER BY expires_at, row LIMIT ?2",
     )
     .map_err(sql_err)?
     .execute(params![now, CHUNK as i64])
     .map_err(sql_err)?;
     let mut stmt = tx
-        .prepare_cached(&format!(
-            "SELECT row, partition FROM memories WHERE row IN ({CHUNK_ROWS})"
-        ))
+        .prepare_cached("SELECT row, partition FROM temp.gc_chunk")
         .map_err(sql_err)?;
     let rows = stmt
         .query_map([], |r| {
@@ -347,14 +349,13 @@ fn delete_chunk(tx: &Transaction<'_>, now: i64) -> Result<()> {
     };
     run(format!(
         "INSERT INTO history (memory_id, partition, event, old_text, new_text, actor, reason, at) \
-         SELECT id, partition, '{}', text, NULL, 'gc', 'expired', ?1 FROM memories \
-         WHERE row IN ({CHUNK_ROWS}) AND valid_until IS NULL ORDER BY row",
+         SELECT id, partition, '{}', text, NULL, 'gc', 'expired', ?1 FROM temp.gc_chunk \
+         WHERE current ORDER BY row",
         Event::Delete.as_str()
     ))?;
-    run(format!(
-        "INSERT INTO index_log (partition, row) SELECT partition, row FROM memories \
-         WHERE row IN ({CHUNK_ROWS}) ORDER BY row"
-    ))?;
+    run("INSERT INTO index_log (partition, row) \
+         SELECT partition, row FROM temp.gc_chunk ORDER BY row"
+        .into())?;
     for child in ["mentions", "relations"] {
         run(format!(
             "DELETE FROM {child} WHERE memory_row IN ({CHUNK_ROWS})"

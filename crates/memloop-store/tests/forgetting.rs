@@ -242,6 +242,7 @@ fn expire_deletes_from_the_database_every_index_and_saved_files() {
     let last = history.last().unwrap();
     assert_eq!(last.event, Event::Delete);
     assert_eq!(last.reason.as_deref(), Some("expired"));
+    assert_eq!(last.old_memory.as_deref(), Some("carol short note 0"));
     assert_eq!(last.at, T0 + DAY);
     // The superseded one's history ends with its supersession.
     let history = store.history("default", &superseded_id).unwrap();
