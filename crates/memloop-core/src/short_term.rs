@@ -85,10 +85,50 @@ pub struct Summary {
     pub covers: usize,
 }
 
+/// The turns a session still holds, and where they sit in it: a bounded
+/// buffer drops a long session's oldest turns, so `turns[0]` is the
+/// session's turn number `first` (counted from 0 at the session's start,
+/// as [`Summary::covers`] counts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// How many of the session's first turns were dropped before `turns`.
+    pub first: usize,
+    /// The turns held, oldest first.
+    pub turns: Vec<Turn>,
+}
+
+impl Window {
+    /// The session's length: every turn appended, dropped or held.
+    pub fn end(&self) -> usize {
+        self.first + self.turns.len()
+    }
+}
+
+/// What a buffer holds and has let go, for metrics. A figure the backend
+/// cannot know cheaply is `None` (Redis keeps no count of its sessions,
+/// and expires them itself).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShortTermStats {
+    /// Sessions held now.
+    pub sessions: Option<u64>,
+    /// Turns held now, over every session.
+    pub turns: Option<u64>,
+    /// Bytes held now (the texts and an estimate of their bookkeeping).
+    pub bytes: Option<u64>,
+    /// Idle sessions dropped to keep within the byte budget, since start.
+    pub evictions: Option<u64>,
+    /// Sessions dropped idle past the TTL, since start.
+    pub expirations: Option<u64>,
+    /// The oldest turns of long sessions dropped past `max_turns_stored`,
+    /// since start.
+    pub trimmed_turns: Option<u64>,
+}
+
 /// Where a session's turns are kept. Appends are atomic: turns appended at
 /// the same time by several processes are all kept, each call's turns together.
 pub trait ShortTermStore: Send + Sync {
-    /// Appends turns to a session; returns the session's length after it.
+    /// Appends turns to a session; returns how many turns it holds after it
+    /// (at most the backend's `max_turns_stored`: the oldest are dropped).
     /// The session is not recorded as any user's: prefer [`append_for`]
     /// when the user is known, so a purge of that user can find it.
     ///
@@ -138,8 +178,24 @@ pub trait ShortTermStore: Send + Sync {
             None => Ok(0),
         }
     }
-    /// Every turn of a session, oldest first (empty for an unknown session).
+    /// The turns a session holds, oldest first (empty for an unknown
+    /// session). A bounded backend may have dropped older ones:
+    /// [`read_window`](ShortTermStore::read_window) says how many.
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>>;
+    /// The turns a session holds and how many were dropped before them,
+    /// read together. What the loop reads, since it indexes turns from the
+    /// session's start (the summary's `covers`). The default is for a
+    /// backend that never drops a turn.
+    fn read_window(&self, tenant: &str, session: &str) -> Result<Window> {
+        Ok(Window {
+            first: 0,
+            turns: self.read(tenant, session)?,
+        })
+    }
+    /// What the buffer holds and has dropped; the default knows nothing.
+    fn stats(&self) -> Result<ShortTermStats> {
+        Ok(ShortTermStats::default())
+    }
     /// Forgets a session, its summary too.
     fn clear(&self, tenant: &str, session: &str) -> Result<()>;
     /// The session's rolling summary, if one was written.

@@ -1,148 +1,61 @@
 //! Short-term buffer backends: [`InProcessBuffer`] (the default: one
 //! process, nothing persisted) and [`RedisBuffer`] (shared by every agent
-//! process on the same session, surviving their restarts, idle sessions
-//! expiring by TTL).
+//! process on the same session, surviving their restarts). Both keep a
+//! session's newest `max_turns_stored` turns and let a session idle for
+//! `ttl_secs` go; the in-process one also keeps within `max_bytes` in all
+//! ([`Limits`]).
 
+mod in_process;
 mod redis_buffer;
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-
-use memloop_core::short_term::{validate_append, validate_session, ShortTermStore, Summary, Turn};
-use memloop_core::Result;
-
+pub use in_process::InProcessBuffer;
 pub use redis_buffer::{redacted, RedisBuffer};
 
-/// Sessions in this process's memory.
-#[derive(Default)]
-pub struct InProcessBuffer {
-    sessions: Mutex<HashMap<(String, String), Vec<Turn>>>,
-    summaries: Mutex<HashMap<(String, String), Summary>>,
-    /// (tenant, user) → the sessions appended to for that user.
-    owners: Mutex<HashMap<(String, String), HashSet<String>>>,
-    /// (tenant, session) → the exchanges appended to it.
-    exchanges: Mutex<HashMap<(String, String), HashSet<String>>>,
+/// Turns a session keeps by default: the prompt window (`[loop.budget]
+/// max_turns`, 12) many times over, so the loop has folded a turn into the
+/// session's summary long before it is dropped; 200 turns of 1 KB are
+/// 200 KB a session.
+pub const DEFAULT_MAX_TURNS_STORED: usize = 200;
+/// An idle session lives a day by default.
+pub const DEFAULT_TTL_SECS: u64 = 24 * 3600;
+/// The in-process buffer's total by default: 64 MiB, some 6,000 sessions
+/// of ten 1 KB turns. The least recently used idle sessions go past it.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+
+/// The bounds of a short-term buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Turns a session keeps: past it, the oldest are dropped (at least 1).
+    pub max_turns_stored: usize,
+    /// A session not appended to for this long is removed (0: never).
+    pub ttl_secs: u64,
+    /// The in-process buffer's total in bytes, texts and bookkeeping
+    /// (estimated); past it, the least recently appended-to sessions other
+    /// than the one being written are dropped (0: no budget). Redis has its
+    /// own (`maxmemory`) and ignores this.
+    pub max_bytes: usize,
 }
 
-impl InProcessBuffer {
-    pub fn new() -> Self {
-        Self::default()
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_turns_stored: DEFAULT_MAX_TURNS_STORED,
+            ttl_secs: DEFAULT_TTL_SECS,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
     }
 }
 
-impl ShortTermStore for InProcessBuffer {
-    fn append_for(
-        &self,
-        tenant: &str,
-        user: Option<&str>,
-        session: &str,
-        turns: &[Turn],
-    ) -> Result<usize> {
-        validate_append(session, turns)?;
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(user) = user {
-            // Recorded while the sessions lock is held: a clear_user that
-            // runs next sees both the turns and their owner.
-            self.owners
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry((tenant.to_string(), user.to_string()))
-                .or_default()
-                .insert(session.to_string());
-        }
-        let list = map
-            .entry((tenant.to_string(), session.to_string()))
-            .or_default();
-        list.extend_from_slice(turns);
-        Ok(list.len())
-    }
-
-    fn append_exchange(
-        &self,
-        tenant: &str,
-        user: Option<&str>,
-        session: &str,
-        exchange_id: &str,
-        turns: &[Turn],
-    ) -> Result<bool> {
-        validate_append(session, turns)?;
-        // Held across the check and the append: a racing retry waits, then sees it.
-        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
-        let ids = seen
-            .entry((tenant.to_string(), session.to_string()))
-            .or_default();
-        if ids.contains(exchange_id) {
-            return Ok(false);
-        }
-        self.append_for(tenant, user, session, turns)?;
-        ids.insert(exchange_id.to_string());
-        Ok(true)
-    }
-
-    fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        let sessions = self
-            .owners
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(tenant.to_string(), user.to_string()))
-            .unwrap_or_default();
-        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
-        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
-        for s in &sessions {
-            let key = (tenant.to_string(), s.clone());
-            map.remove(&key);
-            sums.remove(&key);
-            seen.remove(&key);
-        }
-        Ok(sessions.len())
-    }
-
-    fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {
-        validate_session(session)?;
-        let map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(map
-            .get(&(tenant.to_string(), session.to_string()))
-            .cloned()
-            .unwrap_or_default())
-    }
-
-    fn clear(&self, tenant: &str, session: &str) -> Result<()> {
-        validate_session(session)?;
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(&(tenant.to_string(), session.to_string()));
-        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
-        sums.remove(&(tenant.to_string(), session.to_string()));
-        let mut seen = self.exchanges.lock().unwrap_or_else(|p| p.into_inner());
-        seen.remove(&(tenant.to_string(), session.to_string()));
-        Ok(())
-    }
-
-    fn summary(&self, tenant: &str, session: &str) -> Result<Option<Summary>> {
-        validate_session(session)?;
-        let sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(sums
-            .get(&(tenant.to_string(), session.to_string()))
-            .cloned())
-    }
-
-    fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()> {
-        validate_session(session)?;
-        let mut sums = self.summaries.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = sums
-            .entry((tenant.to_string(), session.to_string()))
-            .or_default();
-        if summary.covers >= slot.covers {
-            *slot = summary.clone();
-        }
-        Ok(())
+impl Limits {
+    fn ttl_ms(&self) -> i64 {
+        i64::try_from(self.ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memloop_core::short_term::Role;
+    use memloop_core::short_term::{Role, ShortTermStore, Summary, Turn};
 
     #[test]
     fn clear_user_forgets_that_users_sessions_only() {

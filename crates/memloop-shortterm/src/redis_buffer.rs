@@ -1,7 +1,20 @@
 //! The Redis backend: a session is a list of JSON turns under
-//! `{prefix}:{tenant}:{session}`. RPUSH and EXPIRE run in one MULTI/EXEC, so
-//! concurrent appends from several processes interleave whole calls and lose
-//! nothing, and a session idle for the TTL disappears.
+//! `{prefix}:{tenant}:{session}`. RPUSH, LTRIM and EXPIRE run in one
+//! MULTI/EXEC, so concurrent appends from several processes interleave
+//! whole calls and lose nothing but the oldest turns past
+//! `max_turns_stored`, and a session idle for the TTL disappears.
+//!
+//! How many turns the session has had in all is a counter beside the list
+//! (`…:total`), raised by INCRBY in the same MULTI and given the same TTL:
+//! a read (LRANGE and GET, one MULTI) answers the turns held and, as the
+//! total less their number, how many were dropped before them
+//! ([`Window::first`]), which the loop needs to index turns as the
+//! summary counts them. A list older than its counter (written before
+//! counters) reads as dropping none.
+//!
+//! The exchange ids of a session (`…:exchanges`, a set, for idempotent
+//! records) are bounded too: each id is also pushed on `…:exchange-order`,
+//! and past `max_turns_stored` ids the oldest leave both.
 //!
 //! Which sessions hold a user's turns is a set of session ids under
 //! `{prefix}#user:["tenant","user"]` (a JSON pair: tenant and user ids may
@@ -11,7 +24,11 @@
 
 use std::sync::Mutex;
 
-use memloop_core::short_term::{validate_append, validate_session, ShortTermStore, Summary, Turn};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memloop_core::short_term::{
+    validate_append, validate_session, ShortTermStats, ShortTermStore, Summary, Turn, Window,
+};
 use memloop_core::{Error, Result, StoreError};
 
 pub struct RedisBuffer {
@@ -19,7 +36,13 @@ pub struct RedisBuffer {
     conn: Mutex<Option<redis::Connection>>,
     prefix: String,
     ttl_secs: u64,
+    max_turns_stored: usize,
+    /// Turns this handle's appends trimmed off (Redis keeps no such count).
+    trimmed: AtomicU64,
 }
+
+/// The keys beside a session's list.
+const SIDE_KEYS: [&str; 4] = ["summary", "exchanges", "exchange-order", "total"];
 
 fn redis_err(e: redis::RedisError) -> Error {
     if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
@@ -31,7 +54,9 @@ fn redis_err(e: redis::RedisError) -> Error {
 
 impl RedisBuffer {
     /// Connects to `url` (`redis://host:port/db`). Sessions expire after
-    /// `ttl_secs` without an append (0: never).
+    /// `ttl_secs` without an append (0: never) and keep their newest
+    /// [`DEFAULT_MAX_TURNS_STORED`](crate::DEFAULT_MAX_TURNS_STORED) turns
+    /// ([`Self::with_max_turns_stored`] sets another number).
     pub fn connect(url: &str, ttl_secs: u64) -> Result<RedisBuffer> {
         let client = redis::Client::open(url).map_err(|e| {
             Error::invalid(format!(
@@ -45,7 +70,37 @@ impl RedisBuffer {
             conn: Mutex::new(Some(conn)),
             prefix: "memloop:st".into(),
             ttl_secs,
+            max_turns_stored: crate::DEFAULT_MAX_TURNS_STORED,
+            trimmed: AtomicU64::new(0),
         })
+    }
+
+    /// Connects with `limits` (its `max_bytes` is the in-process buffer's:
+    /// Redis keeps to its own `maxmemory`).
+    pub fn connect_with(url: &str, limits: crate::Limits) -> Result<RedisBuffer> {
+        Ok(Self::connect(url, limits.ttl_secs)?.with_max_turns_stored(limits.max_turns_stored))
+    }
+
+    /// A session keeps its newest `n` turns (at least 1).
+    pub fn with_max_turns_stored(mut self, n: usize) -> Self {
+        self.max_turns_stored = n.max(1);
+        self
+    }
+
+    /// The session's list and the keys beside it, the list first.
+    fn session_keys(&self, tenant: &str, session: &str) -> Vec<String> {
+        let key = self.key(tenant, session);
+        let mut keys: Vec<String> = SIDE_KEYS.iter().map(|s| format!("{key}:{s}")).collect();
+        keys.insert(0, key);
+        keys
+    }
+
+    /// Counts what an append that left the list `len` long trimmed off.
+    fn count_trimmed(&self, len: usize, appended: usize) {
+        let over = len.saturating_sub(self.max_turns_stored).min(appended);
+        if over > 0 {
+            self.trimmed.fetch_add(over as u64, Ordering::Relaxed);
+        }
     }
 
     /// Keys under another prefix (tests, or several deployments on one Redis).
@@ -101,12 +156,17 @@ impl ShortTermStore for RedisBuffer {
         }
         let values = encode(turns)?;
         let key = self.key(tenant, session);
+        let total = format!("{key}:total");
         let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
-        self.with_conn(|c| {
+        let keep = self.max_turns_stored as i64;
+        let len = self.with_conn(|c| {
             let mut pipe = redis::pipe();
             pipe.atomic().cmd("RPUSH").arg(&key).arg(&values);
+            pipe.cmd("LTRIM").arg(&key).arg(-keep).arg(-1).ignore();
+            pipe.cmd("INCRBY").arg(&total).arg(values.len()).ignore();
             if self.ttl_secs > 0 {
                 pipe.cmd("EXPIRE").arg(&key).arg(self.ttl_secs).ignore();
+                pipe.cmd("EXPIRE").arg(&total).arg(self.ttl_secs).ignore();
             }
             if let Some(owner) = &owner {
                 pipe.cmd("SADD").arg(owner).arg(session).ignore();
@@ -116,7 +176,9 @@ impl ShortTermStore for RedisBuffer {
             }
             let (len,): (usize,) = pipe.query(c)?;
             Ok(len)
-        })
+        })?;
+        self.count_trimmed(len, values.len());
+        Ok(len.min(self.max_turns_stored))
     }
 
     fn append_exchange(
@@ -132,31 +194,45 @@ impl ShortTermStore for RedisBuffer {
         let key = self.key(tenant, session);
         let owner = user.map(|u| self.user_key(tenant, u)).transpose()?;
         // The session's exchange ids are a set beside its list; the check,
-        // the append and the owner's record are one script, so atomic.
+        // the append, the trims and the owner's record are one script, so
+        // atomic. Answers the list's length before its trim (-1: a replay).
         let script = redis::Script::new(
-            r#"if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-for i = 4, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+            r#"if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return -1 end
+local keep = tonumber(ARGV[4])
+redis.call('RPUSH', KEYS[3], ARGV[1])
+while redis.call('LLEN', KEYS[3]) > keep do
+  redis.call('SREM', KEYS[2], redis.call('LPOP', KEYS[3]))
+end
+local len = redis.call('LLEN', KEYS[1])
+for i = 5, #ARGV do len = redis.call('RPUSH', KEYS[1], ARGV[i]) end
+redis.call('LTRIM', KEYS[1], -keep, -1)
+redis.call('INCRBY', KEYS[4], #ARGV - 4)
 local ttl = tonumber(ARGV[2])
-if KEYS[3] then redis.call('SADD', KEYS[3], ARGV[3]) end
+if KEYS[5] then redis.call('SADD', KEYS[5], ARGV[3]) end
 if ttl > 0 then
   for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, ttl) end
 end
-return 1"#,
+return len"#,
         );
-        let exchanges = format!("{key}:exchanges");
-        let appended = self.with_conn(|c| {
+        let keys = self.session_keys(tenant, session);
+        let len = self.with_conn(|c| {
             let mut call = script.key(&key);
-            call.key(&exchanges);
+            call.key(&keys[2]).key(&keys[3]).key(&keys[4]);
             if let Some(owner) = &owner {
                 call.key(owner);
             }
             call.arg(exchange_id)
                 .arg(self.ttl_secs)
                 .arg(session)
+                .arg(self.max_turns_stored)
                 .arg(&values)
                 .invoke::<i64>(c)
         })?;
-        Ok(appended == 1)
+        if len < 0 {
+            return Ok(false);
+        }
+        self.count_trimmed(len as usize, values.len());
+        Ok(true)
     }
 
     fn clear_user(&self, tenant: &str, user: &str) -> Result<usize> {
@@ -166,13 +242,10 @@ return 1"#,
         if sessions.is_empty() {
             return Ok(0);
         }
-        let mut keys = Vec::with_capacity(sessions.len() * 3);
-        for s in &sessions {
-            let key = self.key(tenant, s);
-            keys.push(format!("{key}:summary"));
-            keys.push(format!("{key}:exchanges"));
-            keys.push(key);
-        }
+        let keys: Vec<String> = sessions
+            .iter()
+            .flat_map(|s| self.session_keys(tenant, s))
+            .collect();
         // SREM only the sessions read above: one appended to meanwhile stays
         // recorded (its turns came after the purge, and a later purge finds it).
         self.with_conn(|c| {
@@ -191,11 +264,27 @@ return 1"#,
     }
 
     fn read(&self, tenant: &str, session: &str) -> Result<Vec<Turn>> {
+        Ok(self.read_window(tenant, session)?.turns)
+    }
+
+    fn read_window(&self, tenant: &str, session: &str) -> Result<Window> {
         validate_session(session)?;
         let key = self.key(tenant, session);
-        let raw: Vec<String> =
-            self.with_conn(|c| redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(c))?;
-        raw.iter()
+        let total = format!("{key}:total");
+        // One MULTI: the list and its counter as of the same moment.
+        let (raw, total): (Vec<String>, Option<usize>) = self.with_conn(|c| {
+            redis::pipe()
+                .atomic()
+                .cmd("LRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .cmd("GET")
+                .arg(&total)
+                .query(c)
+        })?;
+        let turns = raw
+            .iter()
             .map(|s| {
                 serde_json::from_str(s).map_err(|e| {
                     Error::Storage(StoreError::from_source(e).with_context(format!(
@@ -203,21 +292,24 @@ return 1"#,
                     )))
                 })
             })
-            .collect()
+            .collect::<Result<Vec<Turn>>>()?;
+        Ok(Window {
+            first: total.unwrap_or(0).saturating_sub(turns.len()),
+            turns,
+        })
+    }
+
+    fn stats(&self) -> Result<ShortTermStats> {
+        Ok(ShortTermStats {
+            trimmed_turns: Some(self.trimmed.load(Ordering::Relaxed)),
+            ..ShortTermStats::default()
+        })
     }
 
     fn clear(&self, tenant: &str, session: &str) -> Result<()> {
         validate_session(session)?;
-        let key = self.key(tenant, session);
-        let sum = format!("{key}:summary");
-        let exchanges = format!("{key}:exchanges");
-        self.with_conn(|c| {
-            redis::cmd("DEL")
-                .arg(&key)
-                .arg(&sum)
-                .arg(&exchanges)
-                .query::<i64>(c)
-        })?;
+        let keys = self.session_keys(tenant, session);
+        self.with_conn(|c| redis::cmd("DEL").arg(&keys).query::<i64>(c))?;
         Ok(())
     }
 

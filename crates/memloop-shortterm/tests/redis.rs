@@ -100,7 +100,7 @@ fn appender_child() {
         return;
     };
     let (prefix, name) = spec.split_once('|').unwrap();
-    let b = buffer(prefix, 600);
+    let b = buffer(prefix, 600).with_max_turns_stored(2 * PER_PROCESS);
     for i in 0..PER_PROCESS {
         b.append(
             "t",
@@ -132,9 +132,10 @@ fn two_processes_appending_at_once_lose_nothing() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let b = buffer(&p, 600);
+    let b = buffer(&p, 600).with_max_turns_stored(2 * PER_PROCESS);
     let turns = b.read("t", "shared").unwrap();
     assert_eq!(turns.len(), 2 * PER_PROCESS);
+    assert_eq!(b.read_window("t", "shared").unwrap().first, 0);
     for name in ["a", "b"] {
         let mine: Vec<usize> = turns
             .iter()
@@ -279,4 +280,90 @@ fn clear_user_forgets_the_users_sessions_and_only_those() {
         .arg(format!("{p}#user:[\"t\",\"alice:x\"]"))
         .query(&mut c)
         .unwrap();
+}
+
+/// 5,000 appends of 1 KB leave the newest `max_turns_stored`, and the read
+/// says how many went before them; the counter expires with the list and
+/// a clear deletes every key of the session.
+#[test]
+fn a_long_session_is_trimmed_in_the_append() {
+    let p = fresh_prefix();
+    let b = buffer(&p, 600).with_max_turns_stored(200);
+    let text = "z".repeat(1_000);
+    for i in 0..5_000 {
+        let held = b
+            .append("t", "long", &[Turn::new(Role::User, format!("{i} {text}"))])
+            .unwrap();
+        assert_eq!(held, (i + 1).min(200));
+    }
+    let w = b.read_window("t", "long").unwrap();
+    assert_eq!((w.first, w.turns.len()), (4_800, 200));
+    assert!(w.turns[0].content.starts_with("4800 "));
+    assert!(w.turns[199].content.starts_with("4999 "));
+    assert_eq!(b.read("t", "long").unwrap().len(), 200);
+    assert_eq!(b.stats().unwrap().trimmed_turns, Some(4_800));
+    // Another handle (another process) reads the same window.
+    assert_eq!(
+        buffer(&p, 600).read_window("t", "long").unwrap().first,
+        4_800
+    );
+
+    let client = redis::Client::open(url()).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let key = format!("{p}:t:long");
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(format!("{key}:total"))
+        .query(&mut c)
+        .unwrap();
+    assert!(
+        (1..=600).contains(&ttl),
+        "the counter expires with the list: {ttl}"
+    );
+    let bytes: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(&key)
+        .query(&mut c)
+        .unwrap();
+    eprintln!("Redis memory for one session after 5,000 appends of 1 KB: {bytes} bytes");
+    assert!(bytes < 400_000, "{bytes}");
+
+    // Recorded exchanges trim alike, and their ids are bounded.
+    for i in 0..300 {
+        assert!(b
+            .append_exchange(
+                "t",
+                Some("u"),
+                "long",
+                &format!("x{i}"),
+                &[Turn::new(Role::User, format!("x{i}"))]
+            )
+            .unwrap());
+    }
+    assert!(!b
+        .append_exchange(
+            "t",
+            Some("u"),
+            "long",
+            "x299",
+            &[Turn::new(Role::User, "again")]
+        )
+        .unwrap());
+    let w = b.read_window("t", "long").unwrap();
+    assert_eq!((w.first, w.turns.len()), (5_100, 200));
+    assert_eq!(w.turns[199].content, "x299");
+    let ids: i64 = redis::cmd("SCARD")
+        .arg(format!("{key}:exchanges"))
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(ids, 200);
+    assert_eq!(b.stats().unwrap().trimmed_turns, Some(5_100));
+
+    b.clear("t", "long").unwrap();
+    let left: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{key}*"))
+        .query(&mut c)
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(b.read_window("t", "long").unwrap(), Default::default());
+    b.clear_user("t", "u").unwrap();
 }
