@@ -71,22 +71,101 @@ impl Default for Config {
     }
 }
 
-/// Where short-term buffers live: in this process (default) or in Redis.
+/// Where short-term buffers live: in this process (default) or in Redis,
+/// and their bounds (docs/loop.md, "What the short-term buffer holds").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShortTermConfig {
     /// `redis://host:port/db`; none keeps sessions in process.
     pub url: Option<String>,
-    /// A Redis session idle this long expires (0: never).
+    /// A session not appended to for this long expires, in process as in
+    /// Redis (0: never). Default one day.
     pub ttl_secs: u64,
+    /// Turns a session keeps; past it the oldest are dropped, the summary
+    /// having folded them. At least `[loop.budget] max_turns` + 2. Default 200.
+    pub max_turns_stored: usize,
+    /// The in-process buffer's total in bytes; past it the least recently
+    /// used idle sessions are dropped (0: no budget; Redis ignores it).
+    /// Default 64 MiB.
+    pub max_bytes: usize,
 }
 
 impl Default for ShortTermConfig {
     fn default() -> Self {
         ShortTermConfig {
             url: None,
-            ttl_secs: 24 * 3600,
+            ttl_secs: memloop_shortterm::DEFAULT_TTL_SECS,
+            max_turns_stored: memloop_shortterm::DEFAULT_MAX_TURNS_STORED,
+            max_bytes: memloop_shortterm::DEFAULT_MAX_BYTES,
         }
+    }
+}
+
+/// The smallest byte budget taken: below it a few sessions would evict
+/// each other on every append.
+pub const MIN_SHORT_TERM_BYTES: usize = 1 << 20;
+
+impl ShortTermConfig {
+    /// The bounds on their own: a buffer keeps at least one turn, a
+    /// budget (when set) is at least 1 MiB, a TTL fits in Redis's.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_turns_stored == 0 {
+            return Err(Error::invalid(format!(
+                "[short_term] max_turns_stored = 0 would keep no turn: use at least the prompt window ([loop.budget] max_turns + 2), e.g. the default {}",
+                memloop_shortterm::DEFAULT_MAX_TURNS_STORED
+            )));
+        }
+        if self.max_bytes != 0 && self.max_bytes < MIN_SHORT_TERM_BYTES {
+            return Err(Error::invalid(format!(
+                "[short_term] max_bytes = {} is too small to hold sessions: use at least {MIN_SHORT_TERM_BYTES} (1 MiB), e.g. the default {} (64 MiB), or 0 for no budget",
+                self.max_bytes,
+                memloop_shortterm::DEFAULT_MAX_BYTES
+            )));
+        }
+        // Redis refuses an EXPIRE whose milliseconds overflow.
+        if self.ttl_secs > MAX_TTL_SECS {
+            return Err(Error::invalid(format!(
+                "[short_term] ttl_secs = {} is too large: use at most {MAX_TTL_SECS} (100 years), or 0 for never",
+                self.ttl_secs
+            )));
+        }
+        Ok(())
+    }
+
+    /// The bounds against the loop's: a session must keep at least the
+    /// prompt window and the exchange being appended, so every turn that
+    /// leaves the buffer has left the window first and the summary can
+    /// fold it.
+    pub fn validate_for(&self, turn: &LoopConfig) -> Result<()> {
+        self.validate()?;
+        let least = turn.budget.max_turns.saturating_add(2);
+        if self.max_turns_stored < least {
+            return Err(Error::invalid(format!(
+                "[short_term] max_turns_stored = {} is smaller than the prompt window: use at least {least} ([loop.budget] max_turns = {} plus the 2 turns of an exchange)",
+                self.max_turns_stored, turn.budget.max_turns
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// 100 years.
+const MAX_TTL_SECS: u64 = 100 * 365 * 24 * 3600;
+
+/// A number set from an environment variable, its name in the error.
+trait SetFromEnv {
+    fn set(&mut self, var: &str, value: &str) -> Result<()>;
+}
+
+impl<T: std::str::FromStr> SetFromEnv for T {
+    fn set(&mut self, var: &str, value: &str) -> Result<()> {
+        *self = value.trim().parse().map_err(|_| {
+            Error::invalid(format!(
+                "{var} = {} is not a whole number: give one, e.g. {var}=3600",
+                memloop_core::shown_value(value)
+            ))
+        })?;
+        Ok(())
     }
 }
 
@@ -121,6 +200,23 @@ impl Config {
         if let Ok(url) = std::env::var("MEMLOOP_SHORT_TERM") {
             cfg.short_term.url = Some(url).filter(|u| !u.is_empty());
         }
+        let st = &mut cfg.short_term;
+        for (var, slot) in [
+            (
+                "MEMLOOP_SHORT_TERM_TTL_SECS",
+                &mut st.ttl_secs as &mut dyn SetFromEnv,
+            ),
+            (
+                "MEMLOOP_SHORT_TERM_MAX_TURNS_STORED",
+                &mut st.max_turns_stored,
+            ),
+            ("MEMLOOP_SHORT_TERM_MAX_BYTES", &mut st.max_bytes),
+        ] {
+            if let Ok(value) = std::env::var(var) {
+                slot.set(var, &value)?;
+            }
+        }
+        cfg.short_term.validate_for(&cfg.turn)?;
         if let Some(llm) = LlmConfig::from_env()? {
             cfg.llm = Some(llm);
         }
@@ -143,6 +239,7 @@ impl Config {
             .shares
             .validate()
             .and_then(|()| cfg.forgetting.validate())
+            .and_then(|()| cfg.short_term.validate_for(&cfg.turn))
             .map_err(|e| {
                 Error::invalid(format!(
                     "config file {} is not valid: {e}",
@@ -210,6 +307,54 @@ mod readme_tests {
         )
         .unwrap();
         assert_eq!(cfg.store.ann_threshold, 7);
+    }
+
+    /// The short-term bounds: defaults when left out, and a bad value is
+    /// refused naming its key and what to use.
+    #[test]
+    fn short_term_bounds_are_checked_by_name() {
+        let cfg = Config::from_toml("[short_term]\nttl_secs = 2\n", Path::new("m.toml")).unwrap();
+        assert_eq!(cfg.short_term.ttl_secs, 2);
+        assert_eq!(cfg.short_term.max_turns_stored, 200);
+        assert_eq!(cfg.short_term.max_bytes, 64 << 20);
+        let cfg = Config::from_toml(
+            "[short_term]\nmax_turns_stored = 14\nmax_bytes = 0\n",
+            Path::new("m.toml"),
+        )
+        .unwrap();
+        assert_eq!(cfg.short_term.limits().max_turns_stored, 14);
+        for (text, says) in [
+            ("[short_term]\nmax_turns_stored = 0\n", "use at least"),
+            ("[short_term]\nmax_turns_stored = 13\n", "use at least 14"),
+            (
+                "[loop.budget]\nmax_turns = 300\n[short_term]\nmax_turns_stored = 250\n",
+                "use at least 302",
+            ),
+            ("[short_term]\nmax_bytes = 1000\n", "use at least 1048576"),
+            ("[short_term]\nttl_secs = 9000000000000000000\n", "at most"),
+            ("[short_term]\nmax_bytes = -1\n", "max_bytes"),
+        ] {
+            let err = Config::from_toml(text, Path::new("m.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("m.toml") && err.contains(says),
+                "{text}: {err}"
+            );
+            let key = text.lines().rev().find(|l| l.contains('=')).unwrap();
+            let key = key.split(' ').next().unwrap();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+        let mut n = 0usize;
+        let err = SetFromEnv::set(&mut n, "MEMLOOP_SHORT_TERM_MAX_BYTES", "64MB")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("MEMLOOP_SHORT_TERM_MAX_BYTES") && err.contains("64MB"),
+            "{err}"
+        );
+        SetFromEnv::set(&mut n, "X", " 42 ").unwrap();
+        assert_eq!(n, 42);
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub use memloop_longterm::{
     OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,
 };
 pub use memloop_rules::{extract, gate};
-pub use memloop_shortterm::{InProcessBuffer, RedisBuffer};
+pub use memloop_shortterm::{InProcessBuffer, Limits as ShortTermLimits, RedisBuffer};
 pub use memloop_store::vector;
 pub use memloop_store::{Durability, StoreOptions};
 

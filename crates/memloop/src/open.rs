@@ -41,6 +41,7 @@ impl MemoryLoop {
     /// An unreachable Redis does not stop it opening: turns fail naming
     /// Redis until it is back (`ShortTermConfig::open`).
     pub fn open(cfg: &Config) -> Result<MemoryLoop> {
+        cfg.short_term.validate_for(&cfg.turn)?;
         let memory = Arc::new(Memory::open_with(cfg)?);
         let mut lp = MemoryLoop::new(memory, cfg.short_term.open()?, cfg.turn.clone())?;
         if let Some(llm) = &cfg.llm {

@@ -155,6 +155,14 @@ impl ShortTermStore for LazyRedis {
         self.with(|s| s.read(tenant, session))
     }
 
+    fn read_window(&self, tenant: &str, session: &str) -> Result<Window> {
+        self.with(|s| s.read_window(tenant, session))
+    }
+
+    fn stats(&self) -> Result<ShortTermStats> {
+        self.with(|s| s.stats())
+    }
+
     fn clear(&self, tenant: &str, session: &str) -> Result<()> {
         self.with(|s| s.clear(tenant, session))
     }
@@ -173,10 +181,21 @@ impl ShortTermConfig {
     /// For one-shot work that needs the buffer at once; a process that
     /// should start and keep serving without Redis calls [`Self::open`].
     pub fn build(&self) -> Result<Arc<dyn ShortTermStore>> {
+        self.validate()?;
+        let limits = self.limits();
         Ok(match &self.url {
-            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect(url, self.ttl_secs)?),
-            None => Arc::new(memloop_shortterm::InProcessBuffer::new()),
+            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect_with(url, limits)?),
+            None => Arc::new(memloop_shortterm::InProcessBuffer::with_limits(limits)),
         })
+    }
+
+    /// The bounds the buffer is built with.
+    pub fn limits(&self) -> memloop_shortterm::Limits {
+        memloop_shortterm::Limits {
+            max_turns_stored: self.max_turns_stored,
+            ttl_secs: self.ttl_secs,
+            max_bytes: self.max_bytes,
+        }
     }
 
     /// The backend for a process that must start, and stay up, while Redis
@@ -184,6 +203,7 @@ impl ShortTermConfig {
     /// a second), each failing call naming Redis and its address without
     /// the password. Only a malformed URL fails here.
     pub fn open(&self) -> Result<Arc<dyn ShortTermStore>> {
+        self.validate()?;
         open(self)
     }
 }

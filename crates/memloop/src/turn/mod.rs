@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memloop_core::context::{assemble, AssembledContext, MemoryLine};
-use memloop_core::short_term::{Role, ShortTermStore, Turn};
+use memloop_core::short_term::{Role, ShortTermStore, Turn, Window};
 use memloop_core::{ChatRequest, Error, Llm, Result, Scope, SearchHit};
 use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
@@ -68,7 +68,10 @@ struct Prepared {
     factors: Vec<Option<crate::procedures::ProcedureScores>>,
     /// The sections of a three-layer prompt (empty in two-layer mode).
     layers: Vec<LayerTrace>,
+    /// The turns the session holds; `buffer[0]` is its turn `first`
+    /// (older ones were dropped by the bounded buffer).
     buffer: Vec<Turn>,
+    first: usize,
     input_vector: Vec<f32>,
     time: Option<TimeReading>,
 }
@@ -165,6 +168,7 @@ impl MemoryLoop {
         let Prepared {
             ctx,
             buffer,
+            first,
             input_vector,
             ..
         } = prepared;
@@ -220,10 +224,18 @@ impl MemoryLoop {
 
         let s = Instant::now();
         if self.cfg.summary_tokens > 0 && ctx.turns_left_out > 0 {
-            if let Err(e) = self.fold(scope, session, &buffer, ctx.turns_left_out, &mut t) {
-                trace
+            let window = Window {
+                first,
+                turns: buffer,
+            };
+            match self.fold(scope, session, &window, ctx.turns_left_out, &mut t) {
+                Ok(Some(lost)) => trace.notes.push(format!(
+                    "{lost} turns left the short-term buffer before the summary folded them (appended outside a turn)"
+                )),
+                Ok(None) => {}
+                Err(e) => trace
                     .notes
-                    .push(format!("the session summary was not updated: {e}"));
+                    .push(format!("the session summary was not updated: {e}")),
             }
         }
         t.summary_us = micros(s);
@@ -273,7 +285,10 @@ impl MemoryLoop {
         t: &mut Timings,
     ) -> Result<Prepared> {
         let s = Instant::now();
-        let buffer = self.short_term.read(&scope.tenant, session)?;
+        let Window {
+            first,
+            turns: buffer,
+        } = self.short_term.read_window(&scope.tenant, session)?;
         let summary = self.short_term.summary(&scope.tenant, session)?;
         t.read_short_term_us = micros(s);
 
@@ -316,6 +331,7 @@ impl MemoryLoop {
                 factors: r.factors,
                 layers: r.layers,
                 buffer,
+                first,
                 input_vector: vector,
                 time,
             });
@@ -346,6 +362,7 @@ impl MemoryLoop {
             hits,
             layers: Vec::new(),
             buffer,
+            first,
             input_vector: vector,
             time,
         })
@@ -389,7 +406,7 @@ impl MemoryLoop {
             query: input.to_string(),
             retrieved,
             turns_in_prompt: ctx.messages.len().saturating_sub(1),
-            turns_left_out: ctx.turns_left_out,
+            turns_left_out: p.first + ctx.turns_left_out,
             tokens: TraceTokens {
                 input: ctx.tokens,
                 reply: 0,
@@ -520,26 +537,35 @@ impl MemoryLoop {
         t.write_long_term_us = micros(s);
     }
 
+    /// Folds the turns that left the prompt window (the window's first
+    /// `left_out` turns) into the summary, which counts turns from the
+    /// session's start: so the window's turn `i` is the session's
+    /// `first + i`. Returns how many turns the buffer dropped before the
+    /// summary could fold them (only turns appended outside a turn, which
+    /// no fold saw, are ever lost this way).
     fn fold(
         &self,
         scope: &Scope,
         session: &str,
-        buffer: &[Turn],
+        window: &Window,
         left_out: usize,
         t: &mut Timings,
-    ) -> Result<()> {
+    ) -> Result<Option<usize>> {
         let current = self
             .short_term
             .summary(&scope.tenant, session)?
             .unwrap_or_default();
-        if left_out <= current.covers {
-            return Ok(());
+        let covers = window.first + left_out;
+        if covers <= current.covers {
+            return Ok(None);
         }
+        let from = current.covers.max(window.first);
+        let lost = (from > current.covers).then(|| from - current.covers);
         let s = Instant::now();
         let folded = fold_summary(
             &current,
-            &buffer[current.covers.min(left_out)..left_out],
-            left_out,
+            &window.turns[from - window.first..left_out],
+            covers,
             self.cfg.summary_tokens,
             self.llm.as_deref(),
             &self.tokens,
@@ -548,7 +574,9 @@ impl MemoryLoop {
         if self.llm.is_some() {
             t.other_llm_us += micros(s);
         }
-        self.short_term.set_summary(&scope.tenant, session, &folded)
+        self.short_term
+            .set_summary(&scope.tenant, session, &folded)?;
+        Ok(lost)
     }
 }
 

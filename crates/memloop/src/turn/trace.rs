@@ -79,7 +79,8 @@ pub struct TurnTrace {
     pub session_id: String,
     pub query: String,
     pub retrieved: Vec<RetrievedMemory>,
-    /// Buffer turns in the prompt, and those left out of the window.
+    /// Buffer turns in the prompt, and the session's turns left out of it
+    /// (those the bounded buffer dropped included).
     pub turns_in_prompt: usize,
     pub turns_left_out: usize,
     pub tokens: TraceTokens,

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod api;
+mod bounded;
 mod crash;
 mod forgetting;
 mod get;
