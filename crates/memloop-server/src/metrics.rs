@@ -1,6 +1,7 @@
 //! Prometheus metrics, written by hand: a latency histogram and a request
 //! counter per route (the route's template, never the ids in it), counts by
-//! status, and the store's memory counts.
+//! status, the store's memory counts, and the short-term buffer's sessions,
+//! turns and bytes held and the sessions and turns it let go.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -8,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use memloop::short_term::ShortTermStats;
 use memloop::Stats;
 
 /// Upper bounds (seconds) of the latency buckets.
@@ -67,7 +69,7 @@ impl Metrics {
     }
 
     /// The text exposition format (version 0.0.4).
-    pub fn render(&self, stats: Option<&Stats>) -> String {
+    pub fn render(&self, stats: Option<&Stats>, short_term: Option<&ShortTermStats>) -> String {
         let in_flight = self.in_flight.load(Ordering::Relaxed);
         let mut out = String::new();
         let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
@@ -148,7 +150,60 @@ impl Metrics {
             out.push_str("# TYPE memloop_database_bytes gauge\n");
             let _ = writeln!(out, "memloop_database_bytes {}", st.database_bytes);
         }
+        if let Some(st) = short_term {
+            render_short_term(&mut out, st);
+        }
         out
+    }
+}
+
+/// The short-term buffer's figures; one the backend cannot know (Redis
+/// counts neither its sessions nor its expiries) is left out.
+fn render_short_term(out: &mut String, st: &ShortTermStats) {
+    let figures = [
+        (
+            "memloop_short_term_sessions",
+            "gauge",
+            "Short-term sessions held.",
+            st.sessions,
+        ),
+        (
+            "memloop_short_term_turns",
+            "gauge",
+            "Turns held in short-term sessions.",
+            st.turns,
+        ),
+        (
+            "memloop_short_term_bytes",
+            "gauge",
+            "Bytes the in-process short-term buffer holds (texts and bookkeeping, estimated).",
+            st.bytes,
+        ),
+        (
+            "memloop_short_term_evictions_total",
+            "counter",
+            "Idle short-term sessions dropped to keep within [short_term] max_bytes.",
+            st.evictions,
+        ),
+        (
+            "memloop_short_term_expirations_total",
+            "counter",
+            "Short-term sessions removed idle past [short_term] ttl_secs.",
+            st.expirations,
+        ),
+        (
+            "memloop_short_term_trimmed_turns_total",
+            "counter",
+            "Oldest turns dropped from sessions past [short_term] max_turns_stored.",
+            st.trimmed_turns,
+        ),
+    ];
+    for (name, kind, help, value) in figures {
+        if let Some(v) = value {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            let _ = writeln!(out, "{name} {v}");
+        }
     }
 }
 
@@ -163,7 +218,7 @@ mod tests {
         m.observe("GET", "/v1/memories", 404, Duration::from_millis(30));
         m.observe("GET", "/v1/memories", 200, Duration::from_secs(60));
         let _counted = m.start();
-        let text = m.render(None);
+        let text = m.render(None, None);
         let line = |needle: &str| {
             text.lines()
                 .find(|l| l.starts_with(needle))
@@ -178,5 +233,29 @@ mod tests {
         )
         .ends_with(" 1"));
         assert!(line("memloop_http_requests_in_flight").ends_with(" 1"));
+        assert!(!text.contains("memloop_short_term"));
+    }
+
+    #[test]
+    fn short_term_figures_are_shown_when_known() {
+        let st = ShortTermStats {
+            sessions: Some(3),
+            bytes: Some(4096),
+            evictions: Some(2),
+            trimmed_turns: Some(0),
+            ..ShortTermStats::default()
+        };
+        let text = Metrics::default().render(None, Some(&st));
+        for want in [
+            "memloop_short_term_sessions 3",
+            "memloop_short_term_bytes 4096",
+            "memloop_short_term_evictions_total 2",
+            "# TYPE memloop_short_term_evictions_total counter",
+            "memloop_short_term_trimmed_turns_total 0",
+        ] {
+            assert!(text.lines().any(|l| l == want), "{want} in\n{text}");
+        }
+        assert!(!text.contains("memloop_short_term_turns "));
+        assert!(!text.contains("memloop_short_term_expirations_total"));
     }
 }

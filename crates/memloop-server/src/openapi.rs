@@ -284,7 +284,12 @@ pub struct TurnDoc {
 #[derive(ToSchema)]
 pub struct SessionResponse {
     session_id: String,
+    /// The turns the session holds, oldest first: its newest `[short_term]
+    /// max_turns_stored`.
     turns: Vec<TurnDoc>,
+    /// How many of the session's first turns were dropped before `turns`
+    /// (the summary's `covers` counts from the session's start).
+    turns_dropped: usize,
     /// The rolling summary of turns that left the window.
     #[schema(value_type = Option<Object>)]
     summary: Option<Value>,
@@ -314,7 +319,8 @@ pub struct SessionsResponse {
 #[derive(ToSchema)]
 pub struct AppendResponse {
     session_id: String,
-    /// The session's length after the append.
+    /// The turns the session holds after the append (at most `[short_term]
+    /// max_turns_stored`: the oldest are dropped past it).
     turns: usize,
 }
 

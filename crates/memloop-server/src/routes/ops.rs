@@ -97,7 +97,8 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 /// Prometheus metrics: request latency histograms and counts per route and
-/// status, requests in flight, memory counts.
+/// status, requests in flight, memory counts, and what the short-term
+/// buffer holds and has let go.
 #[utoipa::path(
     get, path = "/metrics", tag = "operations",
     responses(
@@ -114,12 +115,20 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
             None
         }
     };
+    let lp = state.memory_loop().clone();
+    let short_term = match blocking(move || lp.short_term().stats()).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "short-term statistics unavailable for /metrics");
+            None
+        }
+    };
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.metrics().render(stats.as_ref()),
+        state.metrics().render(stats.as_ref(), short_term.as_ref()),
     )
         .into_response()
 }

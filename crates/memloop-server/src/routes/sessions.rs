@@ -59,8 +59,8 @@ pub async fn append(
     Ok(Json(json!({ "session_id": session, "turns": len })))
 }
 
-/// A session's turns, oldest first, and its rolling summary (an unknown
-/// session is empty).
+/// A session's turns, oldest first, how many older ones the bounded buffer
+/// dropped, and its rolling summary (an unknown session is empty).
 #[utoipa::path(
     get, path = "/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session (run) id")),
@@ -79,14 +79,17 @@ pub async fn show(
     validate_session(&session)?;
     let lp = state.memory_loop().clone();
     let id = session.clone();
-    let (turns, summary) = blocking(move || {
+    let (window, summary) = blocking(move || {
         let st = lp.short_term();
-        Ok((st.read(&tenant.0, &id)?, st.summary(&tenant.0, &id)?))
+        Ok((st.read_window(&tenant.0, &id)?, st.summary(&tenant.0, &id)?))
     })
     .await?;
-    Ok(Json(
-        json!({ "session_id": session, "turns": turns, "summary": summary }),
-    ))
+    Ok(Json(json!({
+        "session_id": session,
+        "turns": window.turns,
+        "turns_dropped": window.first,
+        "summary": summary,
+    })))
 }
 
 /// Forgets a session's turns and summary.

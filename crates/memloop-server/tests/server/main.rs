@@ -4,6 +4,7 @@
 //! embedding model loads once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod bounds;
 mod deleted;
 mod errors;
 mod forgetting;
