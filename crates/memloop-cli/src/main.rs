@@ -294,7 +294,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Chat(a) => chat::run(&config, &out, a),
         Command::Bench(a) => bench::run(&config, &out, a),
         Command::Eval(c) => eval::run(&config, &out, c),
-        Command::Session(a) => session::run(&out, a),
+        Command::Session(a) => session::run(&config, &out, a),
         Command::Serve(a) => serve::run(&config, cli.config.as_deref(), cli.log_format, a),
         Command::Mcp => mcp::run(&config),
     }

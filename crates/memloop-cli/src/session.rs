@@ -3,20 +3,22 @@
 //! work on a shared backend: `--short-term redis://…`.
 
 use clap::{Args, Subcommand};
-use memloop::short_term::{Role, ShortTermStore, Turn};
-use memloop::{Error, Scope};
-use memloop_shortterm::RedisBuffer;
+use memloop::short_term::{Role, Turn};
+use memloop::{Config, Error, Scope, ShortTermConfig};
 
 use crate::output::{printable, Output};
 
 #[derive(Args)]
 pub struct SessionArgs {
-    /// The shared short-term buffer, e.g. redis://127.0.0.1:6379.
+    /// The shared short-term buffer, e.g. redis://127.0.0.1:6379
+    /// (default: `[short_term] url`).
     #[arg(long, global = true, env = "MEMLOOP_SHORT_TERM")]
     short_term: Option<String>,
-    /// Seconds an idle session is kept (0: forever).
-    #[arg(long, global = true, default_value_t = 86_400)]
-    ttl_secs: u64,
+    /// Seconds an idle session is kept (0: forever; default: `[short_term]
+    /// ttl_secs`, a day). A session keeps its newest `[short_term]
+    /// max_turns_stored` turns.
+    #[arg(long, global = true)]
+    ttl_secs: Option<u64>,
     #[command(subcommand)]
     command: SessionCommand,
 }
@@ -47,14 +49,19 @@ enum SessionCommand {
     },
 }
 
-pub fn run(out: &Output, a: SessionArgs) -> anyhow::Result<()> {
-    let Some(url) = a.short_term.as_deref() else {
+pub fn run(config: &Config, out: &Output, a: SessionArgs) -> anyhow::Result<()> {
+    let Some(url) = a.short_term.or_else(|| config.short_term.url.clone()) else {
         return Err(Error::invalid(
             "the in-process short-term buffer lives inside one process: pass --short-term redis://HOST:PORT (or MEMLOOP_SHORT_TERM) to work on a shared one",
         )
         .into());
     };
-    let buffer = RedisBuffer::connect(url, a.ttl_secs)?;
+    let buffer = ShortTermConfig {
+        url: Some(url),
+        ttl_secs: a.ttl_secs.unwrap_or(config.short_term.ttl_secs),
+        ..config.short_term.clone()
+    }
+    .build()?;
     let tenant = Scope::DEFAULT_TENANT;
     match a.command {
         SessionCommand::Append {
