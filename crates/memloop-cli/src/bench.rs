@@ -825,7 +825,7 @@ fn thread_cpu_s() -> Option<f64> {
 }
 
 /// Seed of the long-conversation dataset (the bench and the written file agree).
-const LONG_SEED: u64 = 500;
+pub(crate) const LONG_SEED: u64 = 500;
 
 /// Search on long conversations (crate::longcorpus): each user's turns
 /// stored as the eval stores them (episodes with their neighbours as
@@ -846,7 +846,7 @@ fn bench_long(
     for (i, conv) in convs.iter().enumerate() {
         let memory = crate::eval::ingest(
             out,
-            e,
+            &(e.clone() as Arc<dyn memloop::Embedder>),
             (run, &dir.join(format!("user-{i}"))),
             conv,
             (crate::eval::EPISODE_CONTEXT_TURNS, 0.5),

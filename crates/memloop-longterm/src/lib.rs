@@ -64,6 +64,7 @@ pub mod expiry;
 pub mod graph;
 pub mod keyword;
 pub mod par;
+pub mod pieces;
 mod query;
 pub mod rank;
 

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::{Error, Result, SearchHit};
+use memloop_longterm::pieces::{by_row, discounted};
 use memloop_longterm::{rank, SearchQuery};
 use pgvector::HalfVector;
 
@@ -34,22 +35,26 @@ fn indexed(q: &SearchQuery) -> &'static str {
     }
 }
 
-/// The nearest current memories by their first vector and by their later
-/// pieces (schema version 4), each memory once at its best vector's score.
-/// Both lists are HNSW walks of their own table; the pieces table is empty
-/// unless memories outgrow the model's window.
+/// The nearest current memories' vectors: their first vectors and their
+/// later pieces (schema version 4), each list an HNSW walk of its own
+/// table (the pieces table is empty unless memories outgrow the model's
+/// window), the `2 × $3` nearest of both kept, one row per vector; the
+/// caller ranks each memory by its best, discounted for its pieces among
+/// them (`memloop_longterm::pieces`), as the embedded store does.
 const VECTOR_ANN: &str = "WITH m AS (SELECT rid, embedding <#> $1 AS d FROM memories \
        WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
        ORDER BY embedding <#> $1 LIMIT $3), \
      p AS (SELECT rid, embedding <#> $1 AS d FROM pieces \
        WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
        ORDER BY embedding <#> $1 LIMIT $3), \
-     best AS (SELECT rid, min(d) AS d FROM (SELECT * FROM m UNION ALL SELECT * FROM p) a \
-       GROUP BY rid ORDER BY min(d), rid LIMIT $3) \
-     SELECT best.rid, (-best.d)::real, x.metadata->>'speaker' FROM best JOIN memories x ON x.rid = best.rid \
-     ORDER BY best.d, best.rid";
+     near AS (SELECT rid, d FROM (SELECT * FROM m UNION ALL SELECT * FROM p) a \
+       ORDER BY d, rid LIMIT 2 * $3) \
+     SELECT near.rid, (-near.d)::real, x.metadata->>'speaker' FROM near JOIN memories x ON x.rid = near.rid \
+     ORDER BY near.d, near.rid";
 
-/// The exact scan over the rows a search looks through, pieces included.
+/// The exact scan over the rows a search looks through, pieces included:
+/// the `2 × N` nearest vectors, one row each, ranked by the caller as
+/// `VECTOR_ANN`'s are.
 /// Each distance carries its row's speaker, so nothing joins the scanned
 /// rows back to the distances: on freshly written tables, whose statistics
 /// said the partition was empty, that join was planned as a nested loop
@@ -61,8 +66,19 @@ const VECTOR_EXACT: &str = "WITH v AS MATERIALIZED ( \
      e AS (SELECT rid, embedding <#> $Q AS d, speaker FROM v \
            UNION ALL SELECT p.rid, p.embedding <#> $Q, v.speaker FROM pieces p JOIN v ON v.rid = p.rid \
            WHERE p.partition = $PART) \
-     SELECT rid, (-min(d))::real, min(speaker) FROM e \
-     GROUP BY rid ORDER BY min(d), rid LIMIT $N";
+     SELECT rid, (-d)::real, speaker FROM e ORDER BY d, rid LIMIT 2 * $N";
+
+/// Each memory once, at its best vector's similarity discounted for its
+/// other vectors among the nearest (`memloop_longterm::pieces`): the `k`
+/// best, best first.
+fn by_memory(vectors: Hits, k: usize) -> Hits {
+    let speakers: HashMap<i64, Option<String>> =
+        vectors.iter().map(|(r, _, s)| (*r, s.clone())).collect();
+    discounted(by_row(vectors.iter().map(|(r, s, _)| (*r, *s))), k)
+        .into_iter()
+        .map(|(r, s)| (r, s, speakers.get(&r).cloned().flatten()))
+        .collect()
+}
 
 /// BM25 (k1 1.2, b 0.75, as the embedded index) over term frequencies read
 /// from the tsvector, for a search of the past (postings hold the current
@@ -221,16 +237,16 @@ impl PgStore {
                 if q.vector_weight <= 0.0 {
                     Ok(Vec::new())
                 } else if ann {
-                    Ok(hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?))
+                    let near = hits(tx.query(VECTOR_ANN, &[&qvec, &partition, &n, &now])?);
+                    Ok(by_memory(near, n as usize))
                 } else {
                     let sql = numbered(
                         &VECTOR_EXACT.replace("{indexed}", indexed(q)),
                         &["PART", "ALLOWED", "AS_OF", "NOW", "Q", "N"],
                     );
-                    Ok(hits(tx.query(
-                        &sql,
-                        &[&partition, &allowed, &q.as_of, &now, &qvec, &n],
-                    )?))
+                    let near =
+                        hits(tx.query(&sql, &[&partition, &allowed, &q.as_of, &now, &qvec, &n])?);
+                    Ok(by_memory(near, n as usize))
                 }
             };
             // A large partition's two sides at once: BM25 on another

@@ -2,7 +2,6 @@
 //! small (its vectors in f16), an HNSW graph (usearch, f16) once it passes a threshold. Vectors are
 //! unit length, so cosine similarity is the dot product.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use half::f16;
@@ -13,6 +12,7 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use crate::removed_file::FileId;
 use crate::rows::StoredVector;
 use memloop_longterm::keyword::top_k;
+use memloop_longterm::pieces::{by_row, discounted};
 
 pub enum VectorIndex {
     Flat(Flat),
@@ -426,7 +426,9 @@ impl VectorIndex {
     }
 
     /// The `k` nearest rows with their cosine similarity, best first; a
-    /// row with pieces scores by its best one.
+    /// row with pieces scores by its best one, discounted for the number
+    /// of its pieces among the `2k` nearest vectors
+    /// (`memloop_longterm::pieces`).
     pub fn search(
         &self,
         q: &[f32],
@@ -452,12 +454,13 @@ impl VectorIndex {
                 if f.pieces == 0 {
                     return Ok(top_k(hits.collect(), k));
                 }
-                let mut best: HashMap<i64, f32> = HashMap::new();
-                for (key, score) in hits {
-                    let b = best.entry(row_of(key)).or_insert(f32::MIN);
-                    *b = b.max(score);
-                }
-                Ok(top_k(best.into_iter().collect(), k))
+                // The nearest keys, as a graph walk would find them; each
+                // row's pieces among them discount its best.
+                let nearest = top_k(hits.collect(), k * 2);
+                Ok(discounted(
+                    by_row(nearest.into_iter().map(|(key, s)| (row_of(key), s))),
+                    k,
+                ))
             }
             VectorIndex::Ann(a) => {
                 // Pieces of one row may fill several of the first places:
@@ -472,14 +475,12 @@ impl VectorIndex {
                             .filtered_search(q, wanted, |key| allowed(key as i64)),
                     })
                     .map_err(ann_err)?;
-                let mut seen = std::collections::HashSet::new();
-                Ok(m.keys
+                let nearest = m
+                    .keys
                     .iter()
                     .zip(&m.distances)
-                    .map(|(&key, &d)| (row_of(key as i64), 1.0 - d))
-                    .filter(|(row, _)| seen.insert(*row))
-                    .take(k)
-                    .collect())
+                    .map(|(&key, &d)| (row_of(key as i64), 1.0 - d));
+                Ok(discounted(by_row(nearest), k))
             }
         }
     }

@@ -5,12 +5,14 @@
 //! question's evidence turns. Baselines (BM25 only, dense only) run on the
 //! same stores in the same run.
 
+mod cache;
 pub(crate) mod format;
 mod gate;
 mod locomo;
 mod metrics;
 mod replay;
 mod report;
+mod suite;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -35,6 +37,9 @@ pub enum EvalCommand {
     Locomo(EvalArgs),
     /// The generic format (docs/eval-format.md).
     Jsonl(EvalArgs),
+    /// Several datasets in one run, one table: every category of each, the
+    /// default against both baselines (docs/retrieval.md).
+    Suite(suite::SuiteArgs),
     /// The persistence gate: which turns it keeps against the turns questions cite (docs/gate.md).
     Gate(gate::GateArgs),
     /// Token economy: one conversation through the loop, input tokens against the full history.
@@ -47,15 +52,23 @@ pub struct EvalArgs {
     /// Write eval.json and recall.svg (recall@k per method) into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Only the first N conversations.
-    #[arg(long)]
-    limit: Option<usize>,
     /// Write every question's evidence and top-10 turns (default method) to this JSONL file.
     #[arg(long)]
     details: Option<PathBuf>,
     /// Also write the conversations in the generic format to this file.
     #[arg(long)]
     write_jsonl: Option<PathBuf>,
+    #[command(flatten)]
+    method: MethodArgs,
+}
+
+/// How the default method searches, and how much of each dataset is asked:
+/// the same for `eval locomo`, `eval jsonl` and `eval suite`.
+#[derive(Args)]
+pub(crate) struct MethodArgs {
+    /// Only the first N conversations.
+    #[arg(long)]
+    limit: Option<usize>,
     /// Fusion weight of the vector signal in the default method (default: the search default).
     #[arg(long)]
     vector_weight: Option<f32>,
@@ -81,6 +94,12 @@ pub struct EvalArgs {
     /// The boost's weight with --time-mode boost (default: memloop::DEFAULT_TIME_BOOST).
     #[arg(long)]
     time_boost: Option<f32>,
+    /// Keep the vectors this run computes in this folder (one file per
+    /// model) and read back those a run before computed: a ranking
+    /// experiment then runs without embedding again. Start from an empty
+    /// folder after changing the embedder's code.
+    #[arg(long)]
+    embed_cache: Option<PathBuf>,
 }
 
 /// Entity expansion in the default method (the baselines never expand).
@@ -167,36 +186,107 @@ struct Answer {
 }
 
 pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()> {
-    let (args, (mut conversations, mut skips), dataset) = match cmd {
+    let (args, dataset) = match cmd {
         EvalCommand::Locomo(a) => {
-            let loaded = locomo::load(&a.file)?;
-            (a, loaded, "locomo")
+            let (conversations, skips) = locomo::load(&a.file)?;
+            let dataset = Dataset::new("locomo", conversations, skips);
+            (a, dataset)
         }
         EvalCommand::Jsonl(a) => {
-            let loaded = format::read_jsonl(&a.file)?;
-            (a, (loaded, locomo::SkipReport::default()), "jsonl")
+            let conversations = format::read_jsonl(&a.file)?;
+            (a, Dataset::new("jsonl", conversations, Default::default()))
         }
+        EvalCommand::Suite(a) => return suite::run(config, out, &a),
         EvalCommand::Gate(a) => return gate::run(out, &a),
         EvalCommand::Tokens(a) => return replay::run(config, out, &a),
     };
-    if let Some(n) = args.limit {
-        conversations.truncate(n);
+    let mut dataset = dataset;
+    if let Some(n) = args.method.limit {
+        dataset.conversations.truncate(n);
     }
     if let Some(p) = &args.write_jsonl {
-        format::write_jsonl(p, &conversations)?;
+        format::write_jsonl(p, &dataset.conversations)?;
     }
+    let embedder = crate::local_model::load(config, "memloop eval")?;
+    let report = evaluate(
+        config,
+        out,
+        &embedder,
+        &args.method,
+        dataset,
+        args.details.as_deref(),
+    )?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join("eval.json"),
+            serde_json::to_string_pretty(&report)?,
+        )?;
+        std::fs::write(dir.join("recall.svg"), report::chart(&report))?;
+    }
+    if out.json {
+        out.json_value(&report)
+    } else {
+        report::table(&report, args.out.as_deref());
+        Ok(())
+    }
+}
+
+/// Conversations to evaluate, what loading them skipped, and the name the
+/// report gives them (`locomo` keeps the paper's anchor in the table).
+pub(crate) struct Dataset {
+    name: String,
+    conversations: Vec<Conversation>,
+    skips: locomo::SkipReport,
+}
+
+impl Dataset {
+    fn new(name: &str, conversations: Vec<Conversation>, skips: locomo::SkipReport) -> Self {
+        Dataset {
+            name: name.into(),
+            conversations,
+            skips,
+        }
+    }
+}
+
+/// One dataset through the default method and both baselines, each
+/// conversation in a fresh store: the report `--json` prints.
+pub(crate) fn evaluate(
+    config: &Config,
+    out: &Output,
+    embedder: &Arc<LocalEmbedder>,
+    args: &MethodArgs,
+    dataset: Dataset,
+    details: Option<&Path>,
+) -> anyhow::Result<Value> {
+    let Dataset {
+        name: dataset,
+        conversations,
+        mut skips,
+    } = dataset;
     let time_mode = memloop::QueryTimeMode::parse_field(args.time_mode.as_deref(), "--time-mode")?;
     let mut times = TimesRead::default();
-    let embedder = crate::local_model::load(config, "memloop eval")?;
     let started = Instant::now();
     let work = tempfile::Builder::new().prefix("memloop-eval-").tempdir()?;
     let run = RunStore::new(&config.store, "eval");
     let mut answers: Vec<Vec<Answer>> = METHODS.iter().map(|_| Vec::new()).collect();
     let mut latencies: Vec<Latency> = Vec::new();
+    let cache = match &args.embed_cache {
+        Some(dir) => Some(Arc::new(cache::CachedEmbedder::open(
+            embedder.clone(),
+            dir,
+        )?)),
+        None => None,
+    };
+    let vectors: Arc<dyn Embedder> = match &cache {
+        Some(c) => c.clone(),
+        None => embedder.clone(),
+    };
     for (i, conv) in conversations.iter().enumerate() {
         let memory = ingest(
             out,
-            &embedder,
+            &vectors,
             (&run, &work.path().join(format!("conv-{i}"))),
             conv,
             (args.context, args.context_weight),
@@ -212,7 +302,7 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
         ask(
             out,
             (&memory, &scope),
-            &embedder,
+            (embedder, vectors.as_ref()),
             conv,
             weights,
             args.expand.expansion(),
@@ -221,6 +311,9 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
             &mut latencies,
         )?;
         run.clean(&memory, &scope)?;
+        if let Some(c) = &cache {
+            c.save()?;
+        }
     }
     let mut report = summarize(&answers[0]);
     report["baselines"] = json!({
@@ -258,34 +351,36 @@ pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()
     report["dataset"] = json!(dataset);
     report["store"] = json!(run.backend());
     report["elapsed_s"] = json!(started.elapsed().as_secs_f64());
-    if let Some(path) = &args.details {
-        let lines: Vec<String> = answers[0]
-            .iter()
-            .map(|a| {
-                let mut evidence: Vec<&String> = a.evidence.iter().collect();
-                evidence.sort();
-                json!({"conversation": a.conversation, "question": a.question, "category": a.category,
-                    "evidence": evidence, "top10": a.ranked.iter().take(10).collect::<Vec<_>>(),
-                    "recall_at_10": recall_at(&a.ranked, &a.evidence, 10)})
-                .to_string()
-            })
-            .collect();
-        std::fs::write(path, lines.join("\n") + "\n")?;
+    if let Some(path) = details {
+        write_details(path, &answers)?;
     }
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(
-            dir.join("eval.json"),
-            serde_json::to_string_pretty(&report)?,
-        )?;
-        std::fs::write(dir.join("recall.svg"), report::chart(&report))?;
-    }
-    if out.json {
-        out.json_value(&report)
-    } else {
-        report::table(&report, args.out.as_deref());
-        Ok(())
-    }
+    Ok(report)
+}
+
+/// Each question's evidence and top 10 turns, with the rank of its first
+/// evidence turn under each method (so a miss of the default can be read
+/// beside what each signal alone found).
+fn write_details(path: &Path, answers: &[Vec<Answer>]) -> anyhow::Result<()> {
+    let first_hit = |a: &Answer| a.ranked.iter().position(|t| a.evidence.contains(t));
+    let lines: Vec<String> = answers[0]
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut evidence: Vec<&String> = a.evidence.iter().collect();
+            evidence.sort();
+            let mut line = json!({"conversation": a.conversation, "question": a.question,
+                "category": a.category, "evidence": evidence,
+                "top10": a.ranked.iter().take(10).collect::<Vec<_>>(),
+                "recall_at_10": recall_at(&a.ranked, &a.evidence, 10)});
+            for (m, method) in METHODS.iter().enumerate() {
+                line["first_evidence_rank"][method.name] =
+                    json!(answers[m].get(i).and_then(first_hit));
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(path, lines.join("\n") + "\n")?;
+    Ok(())
 }
 
 /// Turns on each side of a turn that are indexed with it (as keyword context):
@@ -300,7 +395,7 @@ fn turn_text(speaker: &str, text: &str) -> String {
 
 pub(crate) fn ingest(
     out: &Output,
-    embedder: &Arc<LocalEmbedder>,
+    embedder: &Arc<dyn Embedder>,
     (run, dir): (&RunStore, &Path),
     conv: &Conversation,
     (context, context_weight): (usize, f32),
@@ -308,7 +403,7 @@ pub(crate) fn ingest(
 ) -> anyhow::Result<Memory> {
     let mut options = run.options().with_durability(Durability::Process);
     options.context_weight = context_weight;
-    let memory = Memory::with_embedder(dir, embedder.clone() as Arc<dyn Embedder>, options)?;
+    let memory = Memory::with_embedder(dir, embedder.clone(), options)?;
     let scope = run.scope(&conv.id);
     let total: usize = conv.sessions.iter().map(|s| s.turns.len()).sum();
     let bar = crate::output::progress_bar(out, total as u64, &format!("ingest {}", conv.id));
@@ -421,7 +516,7 @@ struct Latency {
 fn ask(
     out: &Output,
     (memory, scope): (&Memory, &Scope),
-    embedder: &LocalEmbedder,
+    (embedder, vectors): (&LocalEmbedder, &dyn Embedder),
     conv: &Conversation,
     weights: (f32, f32, f32),
     expansion: memloop::graph::Expansion,
@@ -443,7 +538,7 @@ fn ask(
         }
         let evidence: HashSet<String> = q.evidence.iter().cloned().collect();
         let t = Instant::now();
-        let vector = embedder.embed_query(&q.question)?;
+        let vector = vectors.embed_query(&q.question)?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
         for (m, method) in METHODS.iter().enumerate() {
             let mut sq = SearchQuery::new(scope.clone(), q.question.clone());
