@@ -48,7 +48,7 @@ const VECTOR_ANN: &str = "WITH m AS (SELECT rid, embedding <#> $1 AS d FROM memo
        WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
        ORDER BY embedding <#> $1 LIMIT $3), \
      near AS (SELECT rid, d FROM (SELECT * FROM m UNION ALL SELECT * FROM p) a \
-       ORDER BY d, rid LIMIT 2 * $3) \
+       ORDER BY d, rid LIMIT 2 * $3::bigint) \
      SELECT near.rid, (-near.d)::real, x.metadata->>'speaker' FROM near JOIN memories x ON x.rid = near.rid \
      ORDER BY near.d, near.rid";
 
@@ -66,7 +66,7 @@ const VECTOR_EXACT: &str = "WITH v AS MATERIALIZED ( \
      e AS (SELECT rid, embedding <#> $Q AS d, speaker FROM v \
            UNION ALL SELECT p.rid, p.embedding <#> $Q, v.speaker FROM pieces p JOIN v ON v.rid = p.rid \
            WHERE p.partition = $PART) \
-     SELECT rid, (-d)::real, speaker FROM e ORDER BY d, rid LIMIT 2 * $N";
+     SELECT rid, (-d)::real, speaker FROM e ORDER BY d, rid LIMIT 2 * $N::bigint";
 
 /// Each memory once, at its best vector's similarity discounted for its
 /// other vectors among the nearest (`memloop_longterm::pieces`): the `k`
