@@ -196,3 +196,53 @@ fn the_eval_runs_on_postgres_alike_and_cleans_up() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(count("memories"), 1);
 }
+
+#[test]
+fn a_suite_reports_each_dataset_as_its_own_eval_and_a_cache_changes_nothing() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tiny-eval.jsonl"
+    );
+    let alone = eval(&["jsonl", fixture]);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let sampled = format!("{fixture}@2");
+    let run = || {
+        eval(&[
+            "suite",
+            fixture,
+            &sampled,
+            "synthetic-long:1",
+            "--limit",
+            "1",
+            "--embed-cache",
+            cache_dir,
+        ])
+    };
+    let first = run();
+    let datasets = first["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 3, "{first}");
+    assert_eq!(datasets[0]["dataset"], "tiny-eval.jsonl");
+    assert_eq!(datasets[1]["dataset"], "tiny-eval.jsonl (every 2)");
+    // The same file, the same figures as `eval jsonl`.
+    for key in ["recall", "mrr", "per_category"] {
+        assert_eq!(datasets[0]["report"][key], alone[key], "{key}");
+    }
+    assert_eq!(datasets[0]["report"]["baselines"], alone["baselines"]);
+    // The synthetic conversations are made in memory: 30 questions a user.
+    assert_eq!(datasets[2]["report"]["conversations"], 1);
+    assert_eq!(datasets[2]["report"]["questions"], 30);
+    assert!(first["model"].as_str().unwrap().contains("MiniLM"));
+    // The cache holds the vectors, and a run that reads them back ranks alike.
+    let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let second = run();
+    for (a, b) in datasets.iter().zip(second["datasets"].as_array().unwrap()) {
+        assert_eq!(a["report"]["recall"], b["report"]["recall"]);
+        assert_eq!(a["report"]["baselines"], b["report"]["baselines"]);
+    }
+    // A dataset it cannot read is refused before anything runs.
+    let out = Store::new().run(&["eval", "suite", "data.jsonl.zst"]);
+    assert_ne!(out.code, Some(0));
+    assert!(out.stderr.contains("zstd -d"), "{}", out.stderr);
+}
