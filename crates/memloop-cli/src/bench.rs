@@ -422,7 +422,7 @@ fn exact_top10(vectors: &[(i64, Vec<f32>)], q: &[f32]) -> Vec<i64> {
         let _ = flat.insert(*r, v);
     }
     flat.search(q, 10, None)
-        .map(|h| h.into_iter().map(|x| x.0).collect())
+        .map(|h| h.into_iter().map(|x| x.row).collect())
         .unwrap_or_default()
 }
 
@@ -934,7 +934,7 @@ fn bench_index_only(
     for q in qvecs.iter().take(rq) {
         let exact = exact_top10(&items, q);
         let got = index.search(q, 10, None)?;
-        found += got.iter().filter(|h| exact.contains(&h.0)).count();
+        found += got.iter().filter(|h| exact.contains(&h.row)).count();
     }
     Ok(
         json!({"vectors": n, "build_s": build_s, "search_p50_ms": p50, "search_p99_ms": p99,

@@ -321,12 +321,21 @@ pub struct HistoryEntry {
     pub reason: Option<String>,
 }
 
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
+}
+
 /// Per-signal scores of a search hit, so a caller can see why it ranked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SignalScores {
     /// Cosine similarity to the query (None: not among the vector candidates).
     pub vector: Option<f32>,
     pub vector_rank: Option<usize>,
+    /// Taken off `vector` for ranking because the memory is a long text
+    /// read in several windows, several of them among the nearest
+    /// (`memloop_longterm::pieces`); 0 otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pieces_discount: f32,
     /// BM25 score (None: no query term matched).
     pub bm25: Option<f32>,
     pub bm25_rank: Option<usize>,

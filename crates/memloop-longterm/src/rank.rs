@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
 use memloop_core::{MemoryRecord, Replacement, Result, SearchHit, SignalScores};
 
+use crate::pieces::VectorHit;
 use crate::{Decay, SearchQuery, TimeWindow};
 
 /// Candidates scored by the fused signals (and the speaker boost): row,
@@ -29,10 +30,27 @@ pub fn fuse_candidates(
     keyword: &[(i64, f32)],
     spoken: &HashSet<i64>,
 ) -> Ranked {
+    let vector: Vec<VectorHit> = vector
+        .iter()
+        .map(|&(row, sim)| VectorHit::whole(row, sim))
+        .collect();
+    fuse_vector_hits(q, &vector, keyword, spoken)
+}
+
+/// As [`fuse_candidates`], with vector candidates that may carry a pieces
+/// discount: they rank (and fuse) by their similarity less it, and report
+/// the similarity and the discount apart.
+pub fn fuse_vector_hits(
+    q: &SearchQuery,
+    vector: &[VectorHit],
+    keyword: &[(i64, f32)],
+    spoken: &HashSet<i64>,
+) -> Ranked {
     let mut fused: HashMap<i64, SignalScores> = HashMap::new();
-    for (rank, &(row, sim)) in vector.iter().enumerate() {
-        let s = fused.entry(row).or_default();
-        s.vector = Some(sim);
+    for (rank, h) in vector.iter().enumerate() {
+        let s = fused.entry(h.row).or_default();
+        s.vector = Some(h.similarity);
+        s.pieces_discount = h.discount;
         s.vector_rank = Some(rank);
     }
     for (rank, &(row, score)) in keyword.iter().enumerate() {
@@ -40,7 +58,7 @@ pub fn fuse_candidates(
         s.bm25 = Some(score);
         s.bm25_rank = Some(rank);
     }
-    let vector_range = Range::of(vector.iter().map(|h| h.1));
+    let vector_range = Range::of(vector.iter().map(VectorHit::score));
     let keyword_range = Range::of(keyword.iter().map(|h| h.1));
     let decay = q.decay.filter(|d| d.weight > 0.0 && d.weight.is_finite());
     let time = q.time;
@@ -54,7 +72,7 @@ pub fn fuse_candidates(
         .map(|(row, mut s)| {
             s.fused = fuse(
                 keyword_part(s.bm25, keyword_range),
-                vector_part(s.vector, vector_range),
+                vector_part(s.vector.map(|v| v - s.pieces_discount), vector_range),
                 q.keyword_weight,
                 q.vector_weight,
             );

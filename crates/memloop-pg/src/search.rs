@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::{Error, Result, SearchHit};
-use memloop_longterm::pieces::{by_row, discounted};
+use memloop_longterm::pieces::{by_row, discounted, VectorHit};
 use memloop_longterm::{rank, SearchQuery};
 use pgvector::HalfVector;
 
@@ -38,15 +38,16 @@ fn indexed(q: &SearchQuery) -> &'static str {
 /// The nearest current memories' vectors: their first vectors and their
 /// later pieces (schema version 4), each list an HNSW walk of its own
 /// table (the pieces table is empty unless memories outgrow the model's
-/// window), the `2 × $3` nearest of both kept, one row per vector; the
+/// window) of `2 × $3`, so the `2 × $3` nearest of both are the nearest
+/// vectors overall, as the embedded store takes them, one row each; the
 /// caller ranks each memory by its best, discounted for its pieces among
 /// them (`memloop_longterm::pieces`), as the embedded store does.
 const VECTOR_ANN: &str = "WITH m AS (SELECT rid, embedding <#> $1 AS d FROM memories \
        WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
-       ORDER BY embedding <#> $1 LIMIT $3), \
+       ORDER BY embedding <#> $1 LIMIT 2 * $3::bigint), \
      p AS (SELECT rid, embedding <#> $1 AS d FROM pieces \
        WHERE partition = $2 AND valid_until IS NULL AND (expires_at IS NULL OR expires_at > $4) \
-       ORDER BY embedding <#> $1 LIMIT $3), \
+       ORDER BY embedding <#> $1 LIMIT 2 * $3::bigint), \
      near AS (SELECT rid, d FROM (SELECT * FROM m UNION ALL SELECT * FROM p) a \
        ORDER BY d, rid LIMIT 2 * $3::bigint) \
      SELECT near.rid, (-near.d)::real, x.metadata->>'speaker' FROM near JOIN memories x ON x.rid = near.rid \
@@ -68,17 +69,20 @@ const VECTOR_EXACT: &str = "WITH v AS MATERIALIZED ( \
            WHERE p.partition = $PART) \
      SELECT rid, (-d)::real, speaker FROM e ORDER BY d, rid LIMIT 2 * $N::bigint";
 
-/// Each memory once, at its best vector's similarity discounted for its
-/// other vectors among the nearest (`memloop_longterm::pieces`): the `k`
-/// best, best first.
-fn by_memory(vectors: Hits, k: usize) -> Hits {
+/// Each memory once, at its best vector's similarity, ranked by it less
+/// the discount for its other vectors among the nearest
+/// (`memloop_longterm::pieces`): up to `k`, best first, with who said it.
+fn by_memory(vectors: Hits, k: usize) -> VectorHits {
     let speakers: HashMap<i64, Option<String>> =
         vectors.iter().map(|(r, _, s)| (*r, s.clone())).collect();
     discounted(by_row(vectors.iter().map(|(r, s, _)| (*r, *s))), k)
         .into_iter()
-        .map(|(r, s)| (r, s, speakers.get(&r).cloned().flatten()))
+        .map(|h| (h, speakers.get(&h.row).cloned().flatten()))
         .collect()
 }
+
+/// The vector side's memories with who said each.
+type VectorHits = Vec<(VectorHit, Option<String>)>;
 
 /// BM25 (k1 1.2, b 0.75, as the embedded index) over term frequencies read
 /// from the tsvector, for a search of the past (postings hold the current
@@ -233,7 +237,7 @@ impl PgStore {
                 && !past
                 && allowed.is_none()
                 && docs >= self.options.exact_threshold;
-            let vector_side = |tx: &mut Tx<'_>| -> Result<Hits> {
+            let vector_side = |tx: &mut Tx<'_>| -> Result<VectorHits> {
                 if q.vector_weight <= 0.0 {
                     Ok(Vec::new())
                 } else if ann {
@@ -262,7 +266,12 @@ impl PgStore {
             } else {
                 (vector_side(tx), self.keywords.run(&copy, &kq))
             };
-            let vec_hits = vec_hits?;
+            let vectors = vec_hits?;
+            // The similarities (and speakers) as hits, for the speaker lift.
+            let vec_hits: Hits = vectors
+                .iter()
+                .map(|(h, speaker)| (h.row, h.similarity, speaker.clone()))
+                .collect();
             let kw_hits: Hits = match (&tsquery, in_memory) {
                 (Some(_), Some(found)) if wants_keywords => {
                     with_speakers(tx, found, &vec_hits, q.speaker_boost > 0.0)?
@@ -295,7 +304,8 @@ impl PgStore {
                 HashSet::new()
             };
             let pairs = |h: &Hits| h.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>();
-            let mut ranked = rank::fuse_candidates(q, &pairs(&vec_hits), &pairs(&kw_hits), &spoken);
+            let vectors: Vec<VectorHit> = vectors.into_iter().map(|(h, _)| h).collect();
+            let mut ranked = rank::fuse_vector_hits(q, &vectors, &pairs(&kw_hits), &spoken);
             // Both reads go through the one transaction, one after the other.
             let shared = RefCell::new(&mut *tx);
             let records = ranked.cut_and_hydrate(

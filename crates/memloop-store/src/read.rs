@@ -255,8 +255,8 @@ impl EmbeddedStore {
             let spoken: HashSet<i64> = if q.speaker_boost > 0.0 {
                 vec_hits
                     .iter()
-                    .chain(&kw_hits)
-                    .map(|h| h.0)
+                    .map(|h| h.row)
+                    .chain(kw_hits.iter().map(|h| h.0))
                     .filter(|&row| p.keywords.spoken_by_any(row, &query_words))
                     .collect()
             } else {
@@ -264,7 +264,7 @@ impl EmbeddedStore {
             };
             (vec_hits, kw_hits, spoken)
         };
-        let mut ranked = rank::fuse_candidates(q, &vec_hits, &kw_hits, &spoken);
+        let mut ranked = rank::fuse_vector_hits(q, &vec_hits, &kw_hits, &spoken);
         let tenant = q.scope.tenant.as_str();
         let records = ranked.cut_and_hydrate(
             q,

@@ -12,7 +12,7 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use crate::removed_file::FileId;
 use crate::rows::StoredVector;
 use memloop_longterm::keyword::top_k;
-use memloop_longterm::pieces::{by_row, discounted};
+use memloop_longterm::pieces::{by_row, discounted, VectorHit};
 
 pub enum VectorIndex {
     Flat(Flat),
@@ -425,16 +425,17 @@ impl VectorIndex {
         }
     }
 
-    /// The `k` nearest rows with their cosine similarity, best first; a
-    /// row with pieces scores by its best one, discounted for the number
-    /// of its pieces among the `2k` nearest vectors
-    /// (`memloop_longterm::pieces`).
+    /// Up to `k` nearest rows with their cosine similarity, best first; a
+    /// row with pieces reports its best one and ranks by it less a
+    /// discount for its vectors among the `2k` nearest
+    /// (`memloop_longterm::pieces`). Long rows filling those `2k` can
+    /// leave fewer than `k` rows.
     pub fn search(
         &self,
         q: &[f32],
         k: usize,
         allow: memloop_longterm::keyword::Allow<'_>,
-    ) -> Result<Vec<(i64, f32)>> {
+    ) -> Result<Vec<VectorHit>> {
         let allowed = |key: i64| allow.is_none_or(|a| a(row_of(key)));
         match self {
             VectorIndex::Flat(f) => {
@@ -452,11 +453,15 @@ impl VectorIndex {
                         (key, dot(q, &buf))
                     });
                 if f.pieces == 0 {
-                    return Ok(top_k(hits.collect(), k));
+                    let nearest = top_k(hits.collect(), k);
+                    return Ok(nearest
+                        .into_iter()
+                        .map(|(row, s)| VectorHit::whole(row, s))
+                        .collect());
                 }
                 // The nearest keys, as a graph walk would find them; each
                 // row's pieces among them discount its best.
-                let nearest = top_k(hits.collect(), k * 2);
+                let nearest = top_k(hits.collect(), k.saturating_mul(2));
                 Ok(discounted(
                     by_row(nearest.into_iter().map(|(key, s)| (row_of(key), s))),
                     k,
@@ -465,7 +470,7 @@ impl VectorIndex {
             VectorIndex::Ann(a) => {
                 // Pieces of one row may fill several of the first places:
                 // look further when there are any, and keep each row's best.
-                let wanted = if a.pieces > 0 { k * 2 } else { k };
+                let wanted = if a.pieces > 0 { k.saturating_mul(2) } else { k };
                 let m = a
                     .searching
                     .run(|| match allow {
@@ -686,7 +691,7 @@ mod tests {
             .collect();
         assert!(lost.is_empty(), "stranded: {lost:?}");
         let hits = ann.search(&unit(600, dim), 1, None).unwrap();
-        assert_eq!(hits[0].0, 600);
+        assert_eq!(hits[0].row, 600);
     }
 
     /// More searches of one graph at once than it has thread contexts (a
@@ -729,14 +734,14 @@ mod tests {
         idx.remove(49).unwrap();
         assert_eq!(idx.len(), 48);
         let hits = idx.search(&unit(20, 16), 3, None).unwrap();
-        assert_eq!(hits[0].0, 20);
+        assert_eq!(hits[0].row, 20);
         // Kept in half precision: a relative error of 2^-11 per component.
-        assert!((hits[0].1 - 1.0).abs() < 1e-3);
+        assert!((hits[0].similarity - 1.0).abs() < 1e-3);
         assert!(idx
             .search(&unit(10, 16), 48, None)
             .unwrap()
             .iter()
-            .all(|h| h.0 != 10));
+            .all(|h| h.row != 10));
     }
 
     /// A load hands the exact index the stored halves as they are; it must
@@ -795,13 +800,13 @@ mod tests {
                 .search(&query, 10, None)
                 .unwrap()
                 .iter()
-                .map(|h| h.0)
+                .map(|h| h.row)
                 .collect();
             let approx: Vec<i64> = ann
                 .search(&query, 10, None)
                 .unwrap()
                 .iter()
-                .map(|h| h.0)
+                .map(|h| h.row)
                 .collect();
             found += approx.iter().filter(|r| exact.contains(r)).count();
         }
@@ -820,7 +825,7 @@ mod tests {
                 .search(q, 10, None)
                 .unwrap()
                 .iter()
-                .map(|h| h.0)
+                .map(|h| h.row)
                 .collect()
         };
         for (_, v) in items.iter().take(50) {

@@ -124,6 +124,25 @@ impl CachedEmbedder {
     }
 }
 
+impl CachedEmbedder {
+    /// One vector per text (a document's first, or a query's), from the
+    /// cache or from `embed`.
+    fn one_each(
+        &self,
+        kind: Kind,
+        texts: &[&str],
+        embed: impl FnOnce(&[&str]) -> memloop::Result<Vec<Vec<f32>>>,
+    ) -> memloop::Result<Vec<Vec<f32>>> {
+        let got = self.lookup(kind, texts, |t| {
+            Ok(embed(t)?.into_iter().map(|v| vec![v]).collect())
+        })?;
+        Ok(got
+            .into_iter()
+            .map(|mut v| v.pop().unwrap_or_default())
+            .collect())
+    }
+}
+
 fn read_entries(r: &mut impl Read, dim: usize) -> anyhow::Result<HashMap<Key, Vec<Vec<f32>>>> {
     let mut map = HashMap::new();
     let u64_at = |r: &mut dyn Read| -> std::io::Result<u64> {
@@ -141,7 +160,13 @@ fn read_entries(r: &mut impl Read, dim: usize) -> anyhow::Result<HashMap<Key, Ve
             let (len, h1, h2) = (u64_at(r)?, u64_at(r)?, u64_at(r)?);
             let mut n = [0u8; 4];
             r.read_exact(&mut n)?;
-            let mut bytes = vec![0u8; u32::from_le_bytes(n) as usize * dim * 4];
+            // A text has at most 64 vectors (its first and 63 pieces): a
+            // larger count is a damaged file, read no further.
+            let count = u32::from_le_bytes(n) as usize;
+            if count > 64 {
+                return Err(std::io::ErrorKind::InvalidData.into());
+            }
+            let mut bytes = vec![0u8; count * dim * 4];
             r.read_exact(&mut bytes)?;
             let floats: Vec<f32> = bytes
                 .chunks_exact(4)
@@ -166,18 +191,7 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> memloop::Result<Vec<Vec<f32>>> {
-        let got = self.lookup(Kind::Document, texts, |t| {
-            Ok(self
-                .inner
-                .embed_batch(t)?
-                .into_iter()
-                .map(|v| vec![v])
-                .collect())
-        })?;
-        Ok(got
-            .into_iter()
-            .map(|mut v| v.pop().unwrap_or_default())
-            .collect())
+        self.one_each(Kind::Document, texts, |t| self.inner.embed_batch(t))
     }
 
     fn embed_pieces(&self, texts: &[&str]) -> memloop::Result<Vec<Vec<Vec<f32>>>> {
@@ -185,18 +199,7 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed_queries(&self, texts: &[&str]) -> memloop::Result<Vec<Vec<f32>>> {
-        let got = self.lookup(Kind::Query, texts, |t| {
-            Ok(self
-                .inner
-                .embed_queries(t)?
-                .into_iter()
-                .map(|v| vec![v])
-                .collect())
-        })?;
-        Ok(got
-            .into_iter()
-            .map(|mut v| v.pop().unwrap_or_default())
-            .collect())
+        self.one_each(Kind::Query, texts, |t| self.inner.embed_queries(t))
     }
 }
 

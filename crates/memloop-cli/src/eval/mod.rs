@@ -96,8 +96,9 @@ pub(crate) struct MethodArgs {
     time_boost: Option<f32>,
     /// Keep the vectors this run computes in this folder (one file per
     /// model) and read back those a run before computed: a ranking
-    /// experiment then runs without embedding again. Start from an empty
-    /// folder after changing the embedder's code.
+    /// experiment then runs without embedding again (and the report's
+    /// query-embedding latency is the cache's). Start from an empty folder
+    /// after changing the embedder's code.
     #[arg(long)]
     embed_cache: Option<PathBuf>,
 }

@@ -1062,13 +1062,12 @@ fn dense_hits(store: &dyn LongTermStore, scope: &Scope, probe: &str) -> Vec<(Str
         .collect()
 }
 
-/// Whether `probe`'s vector finds `text` first, once, through a vector of
-/// its own: the match's similarity is 1, less the discount for the
-/// memory's other vectors among the nearest (`memloop_longterm::pieces`,
-/// about 0.25 here), where an unrelated vector's is below 0.5.
+/// Whether `probe`'s vector finds `text` first, once, at its full
+/// similarity (a long memory's ranking discount leaves the cosine it
+/// reports as it is: duplicate checks compare it).
 fn answers(store: &dyn LongTermStore, scope: &Scope, probe: &str, text: &str) -> bool {
     let hits = dense_hits(store, scope, probe);
-    hits.first().is_some_and(|(t, s)| t == text && *s > 0.6)
+    hits.first().is_some_and(|(t, s)| t == text && *s > 0.999)
         && hits.iter().filter(|(t, _)| t == text).count() == 1
 }
 
@@ -1092,6 +1091,7 @@ pub fn pieces_answer_for_their_memory(b: &dyn Backend) {
         .0
         .id;
     let indexed = b.indexed_handle();
+    let mut discounts = Vec::new();
     for store in [s.as_ref(), indexed.as_ref()] {
         for probe in ["a long reply", "its middle", "its end"] {
             assert!(
@@ -1100,7 +1100,17 @@ pub fn pieces_answer_for_their_memory(b: &dyn Backend) {
                 dense_hits(store, &a, probe)
             );
         }
+        // Its three vectors are among the nearest: it ranks below its
+        // cosine, by the same discount in an exact scan and an index walk.
+        let q = SearchQuery {
+            keyword_weight: 0.0,
+            ..SearchQuery::new(a.clone(), "its middle")
+        };
+        let hits = store.search(&q, &vector("its middle")).unwrap();
+        discounts.push(hits[0].scores.pieces_discount);
     }
+    assert!(discounts[0] > 0.0, "{discounts:?}");
+    assert!((discounts[0] - discounts[1]).abs() < 1e-3, "{discounts:?}");
     // Reindex: each text's vectors from the function, pieces included.
     let embed = |texts: &[&str]| -> memloop_core::Result<Vec<memloop_longterm::Embedded>> {
         Ok(texts
