@@ -7,7 +7,6 @@
 //! from an empty folder.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -16,7 +15,7 @@ use memloop::{Embedder, EmbedderInfo};
 
 /// What a vector was made for: the same text embeds differently as a
 /// query (task prefixes) and is read in pieces only as a document.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Document = 0,
     Pieces = 1,
@@ -27,13 +26,19 @@ enum Kind {
 type Key = (u8, u64, u64, u64);
 
 fn key(kind: Kind, text: &str) -> Key {
-    let hash = |salt: u64| {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        salt.hash(&mut h);
-        text.hash(&mut h);
-        h.finish()
+    // FNV-1a from two offsets: the same on every toolchain, unlike std's
+    // hasher, whose output may change between releases.
+    let hash = |seed: u64| {
+        text.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
     };
-    (kind as u8, text.len() as u64, hash(1), hash(2))
+    (
+        kind as u8,
+        text.len() as u64,
+        hash(0xcbf2_9ce4_8422_2325),
+        hash(0x6c62_272e_07bb_0142),
+    )
 }
 
 /// An embedder that answers from the cache and embeds (then remembers)
@@ -57,7 +62,18 @@ impl CachedEmbedder {
             .collect();
         let path = dir.join(format!("{name}-{}.vectors", info.dimensions));
         let known = match std::fs::File::open(&path) {
-            Ok(f) => read_entries(&mut BufReader::new(f), info.dimensions)?,
+            Ok(f) => {
+                let (known, whole) = read_entries(&mut BufReader::new(f), info.dimensions)?;
+                // An entry cut short by a killed run is cut off, so what is
+                // appended next starts on an entry's boundary.
+                if std::fs::metadata(&path)?.len() > whole {
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&path)?
+                        .set_len(whole)?;
+                }
+                known
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
             Err(e) => return Err(e.into()),
         };
@@ -143,20 +159,22 @@ impl CachedEmbedder {
     }
 }
 
-fn read_entries(r: &mut impl Read, dim: usize) -> anyhow::Result<HashMap<Key, Vec<Vec<f32>>>> {
+/// The whole entries of a cache file, and the length they take.
+fn read_entries(
+    r: &mut impl Read,
+    dim: usize,
+) -> anyhow::Result<(HashMap<Key, Vec<Vec<f32>>>, u64)> {
     let mut map = HashMap::new();
+    let mut whole = 0u64;
     let u64_at = |r: &mut dyn Read| -> std::io::Result<u64> {
         let mut b = [0u8; 8];
         r.read_exact(&mut b)?;
         Ok(u64::from_le_bytes(b))
     };
     loop {
-        let mut kind = [0u8; 1];
-        // A file cut short by a killed run ends at its last whole entry.
-        if r.read_exact(&mut kind).is_err() {
-            break;
-        }
-        let entry = (|| -> std::io::Result<(Key, Vec<Vec<f32>>)> {
+        let entry = (|| -> std::io::Result<(Key, Vec<Vec<f32>>, u64)> {
+            let mut kind = [0u8; 1];
+            r.read_exact(&mut kind)?;
             let (len, h1, h2) = (u64_at(r)?, u64_at(r)?, u64_at(r)?);
             let mut n = [0u8; 4];
             r.read_exact(&mut n)?;
@@ -173,16 +191,19 @@ fn read_entries(r: &mut impl Read, dim: usize) -> anyhow::Result<HashMap<Key, Ve
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
             let vectors = floats.chunks(dim.max(1)).map(<[f32]>::to_vec).collect();
-            Ok(((kind[0], len, h1, h2), vectors))
+            // Kind (1), length and hashes (24), count (4), the floats.
+            Ok(((kind[0], len, h1, h2), vectors, 29 + bytes.len() as u64))
         })();
         match entry {
-            Ok((k, v)) => {
+            Ok((k, v, size)) => {
                 map.insert(k, v);
+                whole += size;
             }
+            // The end, or an entry cut short: what came before is whole.
             Err(_) => break,
         }
     }
-    Ok(map)
+    Ok((map, whole))
 }
 
 impl Embedder for CachedEmbedder {
@@ -289,11 +310,18 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
         let again = CachedEmbedder::open(inner.clone(), dir.path()).unwrap();
         let before = inner.0.load(Ordering::SeqCst);
-        again.embed_batch(&["one", "two"]).unwrap();
+        let vectors = again.embed_batch(&["one", "two"]).unwrap();
         assert_eq!(
             inner.0.load(Ordering::SeqCst),
             before + 1,
             "only the cut entry is embedded again"
         );
+        // Saved after the cut, the file reads back whole: nothing appended
+        // lands inside the cut entry.
+        again.save().unwrap();
+        let third = CachedEmbedder::open(inner.clone(), dir.path()).unwrap();
+        let before = inner.0.load(Ordering::SeqCst);
+        assert_eq!(third.embed_batch(&["one", "two"]).unwrap(), vectors);
+        assert_eq!(inner.0.load(Ordering::SeqCst), before, "both read back");
     }
 }

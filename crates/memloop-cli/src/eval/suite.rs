@@ -54,7 +54,11 @@ enum Source {
 }
 
 fn parse_spec(arg: &str) -> anyhow::Result<Spec> {
-    let (name, every) = match arg.rsplit_once('@') {
+    // `@K` only where digits follow: a path may hold an `@` of its own.
+    let sample = arg
+        .rsplit_once('@')
+        .filter(|(_, k)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+    let (name, every) = match sample {
         Some((name, k)) => {
             let every: usize = k.parse().ok().filter(|&k| k > 0).with_context(|| {
                 format!("{arg:?}: after @ give a whole number above 0 (every K-th conversation)")
