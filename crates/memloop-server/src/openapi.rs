@@ -101,6 +101,9 @@ pub struct SignalScoresDoc {
     /// Cosine similarity to the query.
     vector: Option<f32>,
     vector_rank: Option<usize>,
+    /// Taken off `vector` for ranking: the memory is a long text whose
+    /// several windows were among the nearest (absent when 0).
+    pieces_discount: Option<f32>,
     bm25: Option<f32>,
     bm25_rank: Option<usize>,
     /// Fused score before normalisation.

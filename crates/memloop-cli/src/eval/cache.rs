@@ -46,7 +46,7 @@ fn key(kind: Kind, text: &str) -> Key {
 pub(crate) struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
     path: PathBuf,
-    known: Mutex<HashMap<Key, Vec<Vec<f32>>>>,
+    known: Mutex<Entries>,
     fresh: Mutex<Vec<(Key, Vec<Vec<f32>>)>>,
 }
 
@@ -159,11 +159,11 @@ impl CachedEmbedder {
     }
 }
 
+/// A text's key and its vectors.
+type Entries = HashMap<Key, Vec<Vec<f32>>>;
+
 /// The whole entries of a cache file, and the length they take.
-fn read_entries(
-    r: &mut impl Read,
-    dim: usize,
-) -> anyhow::Result<(HashMap<Key, Vec<Vec<f32>>>, u64)> {
+fn read_entries(r: &mut impl Read, dim: usize) -> anyhow::Result<(Entries, u64)> {
     let mut map = HashMap::new();
     let mut whole = 0u64;
     let u64_at = |r: &mut dyn Read| -> std::io::Result<u64> {
