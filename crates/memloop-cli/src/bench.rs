@@ -165,7 +165,12 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(path) = &a.write_long_jsonl {
-        let convs = crate::longcorpus::conversations(LONG_SEED, a.long_users.max(1), 500, 30);
+        let convs = crate::longcorpus::conversations(
+            LONG_SEED,
+            a.long_users.max(1),
+            crate::longcorpus::TURNS,
+            crate::longcorpus::QUESTIONS,
+        );
         crate::eval::format::write_jsonl(path, &convs)?;
         eprintln!("wrote {} conversations to {}", convs.len(), path.display());
         return Ok(());
@@ -838,7 +843,12 @@ fn bench_long(
     users: usize,
 ) -> anyhow::Result<Value> {
     let _ = std::fs::remove_dir_all(dir);
-    let convs = crate::longcorpus::conversations(LONG_SEED, users, 500, 30);
+    let convs = crate::longcorpus::conversations(
+        LONG_SEED,
+        users,
+        crate::longcorpus::TURNS,
+        crate::longcorpus::QUESTIONS,
+    );
     let mut times = Vec::new();
     let mut turns = 0;
     let mut chars = 0;

@@ -170,6 +170,10 @@ fn reply(rng: &mut Rng, topic: &str, chars: usize, fact: Option<(&str, f32)>) ->
     parts.join(" ")
 }
 
+/// Turns and questions of each user in the bench's and the eval's corpus.
+pub const TURNS: usize = 500;
+pub const QUESTIONS: usize = 30;
+
 /// `users` conversations of `turns` turns each (half user, half
 /// assistant), with `questions` questions each.
 pub fn conversations(seed: u64, users: usize, turns: usize, questions: usize) -> Vec<Conversation> {

@@ -22,25 +22,11 @@ pub struct Ranked {
     extra: f32,
 }
 
-/// Fuses the vector and keyword candidates (each best first, as (row,
-/// score)); `spoken` are the rows said by someone the query names.
+/// Fuses the vector candidates (each with its similarity and any pieces
+/// discount: they rank and fuse by the similarity less it, and report the
+/// two apart) and the keyword candidates (as (row, score)), each best
+/// first; `spoken` are the rows said by someone the query names.
 pub fn fuse_candidates(
-    q: &SearchQuery,
-    vector: &[(i64, f32)],
-    keyword: &[(i64, f32)],
-    spoken: &HashSet<i64>,
-) -> Ranked {
-    let vector: Vec<VectorHit> = vector
-        .iter()
-        .map(|&(row, sim)| VectorHit::whole(row, sim))
-        .collect();
-    fuse_vector_hits(q, &vector, keyword, spoken)
-}
-
-/// As [`fuse_candidates`], with vector candidates that may carry a pieces
-/// discount: they rank (and fuse) by their similarity less it, and report
-/// the similarity and the discount apart.
-pub fn fuse_vector_hits(
     q: &SearchQuery,
     vector: &[VectorHit],
     keyword: &[(i64, f32)],

@@ -305,7 +305,7 @@ impl PgStore {
             };
             let pairs = |h: &Hits| h.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>();
             let vectors: Vec<VectorHit> = vectors.into_iter().map(|(h, _)| h).collect();
-            let mut ranked = rank::fuse_vector_hits(q, &vectors, &pairs(&kw_hits), &spoken);
+            let mut ranked = rank::fuse_candidates(q, &vectors, &pairs(&kw_hits), &spoken);
             // Both reads go through the one transaction, one after the other.
             let shared = RefCell::new(&mut *tx);
             let records = ranked.cut_and_hydrate(

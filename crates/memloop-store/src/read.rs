@@ -264,7 +264,7 @@ impl EmbeddedStore {
             };
             (vec_hits, kw_hits, spoken)
         };
-        let mut ranked = rank::fuse_vector_hits(q, &vec_hits, &kw_hits, &spoken);
+        let mut ranked = rank::fuse_candidates(q, &vec_hits, &kw_hits, &spoken);
         let tenant = q.scope.tenant.as_str();
         let records = ranked.cut_and_hydrate(
             q,

@@ -452,16 +452,10 @@ impl VectorIndex {
                         f.data[i * f.dim..(i + 1) * f.dim].convert_to_f32_slice(&mut buf);
                         (key, dot(q, &buf))
                     });
-                if f.pieces == 0 {
-                    let nearest = top_k(hits.collect(), k);
-                    return Ok(nearest
-                        .into_iter()
-                        .map(|(row, s)| VectorHit::whole(row, s))
-                        .collect());
-                }
                 // The nearest keys, as a graph walk would find them; each
                 // row's pieces among them discount its best.
-                let nearest = top_k(hits.collect(), k.saturating_mul(2));
+                let wanted = if f.pieces > 0 { k.saturating_mul(2) } else { k };
+                let nearest = top_k(hits.collect(), wanted);
                 Ok(discounted(
                     by_row(nearest.into_iter().map(|(key, s)| (row_of(key), s))),
                     k,

@@ -13,11 +13,6 @@ use serde_json::{json, Value};
 use super::{evaluate, format, locomo, Dataset, MethodArgs};
 use crate::output::Output;
 
-/// Conversations of the synthetic long-conversation corpus, as `memloop
-/// bench --write-long-jsonl` writes them: 500 turns, 30 questions each.
-const LONG_TURNS: usize = 500;
-const LONG_QUESTIONS: usize = 30;
-
 #[derive(Args)]
 pub struct SuiteArgs {
     /// Datasets: a LoCoMo file (`.json`), an eval-format file (`.jsonl`),
@@ -109,8 +104,8 @@ fn load(spec: &Spec) -> anyhow::Result<Dataset> {
             crate::longcorpus::conversations(
                 crate::bench::LONG_SEED,
                 *users,
-                LONG_TURNS,
-                LONG_QUESTIONS,
+                crate::longcorpus::TURNS,
+                crate::longcorpus::QUESTIONS,
             ),
             Default::default(),
         ),
