@@ -81,10 +81,12 @@ fn every_matrix_kernel_gives_the_same_vectors() {
         assert_eq!(model.gemm(), path);
         let batch = model.embed_batch(&texts).unwrap();
         let single: Vec<Vec<f32>> = texts.iter().map(|t| model.embed(t).unwrap()).collect();
-        let bound = if matches!(path, GemmPath::Amx | GemmPath::Bf16) {
-            0.999
-        } else {
-            0.9999
+        // int8 is not this model's default (GemmPath::best): its
+        // feed-forward output rounds to 0.9968.
+        let bound = match path {
+            GemmPath::Int8 => 0.995,
+            GemmPath::Amx | GemmPath::Bf16 => 0.999,
+            _ => 0.9999,
         };
         for (vectors, how) in [(&batch, "batch"), (&single, "single")] {
             let worst = vectors
@@ -104,7 +106,12 @@ fn every_matrix_kernel_gives_the_same_vectors() {
                 .zip(b)
                 .map(|(x, y)| cosine(x, y))
                 .fold(1.0f32, f32::min);
-            assert!(worst >= 0.999, "{pa:?} vs {pb:?}: {worst}");
+            let bound = if [pa, pb].contains(&&GemmPath::Int8) {
+                0.995
+            } else {
+                0.999
+            };
+            assert!(worst >= bound, "{pa:?} vs {pb:?}: {worst}");
         }
     }
 }

@@ -137,13 +137,33 @@ impl Weights<'_> {
     /// Loads one or more PyTorch `[out, in]` linear layers sharing an input and
     /// concatenates them along the output, transposed.
     fn linear(&self, names: &[&str], inputs: usize, outputs_each: usize) -> Result<Linear> {
+        self.linear_on(self.gemm, names, inputs, outputs_each)
+    }
+
+    /// As `linear`, for the product of queries, keys and values.
+    fn qkv(&self, names: &[&str], inputs: usize, outputs_each: usize) -> Result<Linear> {
+        self.linear_on(
+            self.gemm.for_attention_scores(),
+            names,
+            inputs,
+            outputs_each,
+        )
+    }
+
+    fn linear_on(
+        &self,
+        gemm: GemmPath,
+        names: &[&str],
+        inputs: usize,
+        outputs_each: usize,
+    ) -> Result<Linear> {
         let mut parts = Vec::with_capacity(names.len());
         let mut bias = Vec::with_capacity(outputs_each * names.len());
         for name in names {
             parts.push(self.get(&format!("{name}.weight"), &[outputs_each, inputs])?);
             bias.extend(self.get(&format!("{name}.bias"), &[outputs_each])?);
         }
-        Ok(laid_out(self.gemm, &parts, inputs, outputs_each, bias))
+        Ok(laid_out(gemm, &parts, inputs, outputs_each, bias))
     }
 }
 
@@ -213,7 +233,7 @@ impl Bert {
         for l in 0..cfg.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
             layers.push(Layer {
-                qkv: w.linear(
+                qkv: w.qkv(
                     &[
                         &format!("{p}.attention.self.query"),
                         &format!("{p}.attention.self.key"),
@@ -295,7 +315,7 @@ impl Bert {
                 |name: &str, shape: &[usize]| g.tensor(&format!("blk.{l}.{name}.weight"), shape);
             layers.push(Layer {
                 qkv: laid_out(
-                    gemm,
+                    gemm.for_attention_scores(),
                     &[t("attn_qkv", &[3 * h, h])?],
                     h,
                     3 * h,

@@ -144,10 +144,10 @@ impl LocalEmbedder {
     /// Loads the model from a folder holding model.safetensors, tokenizer.json
     /// and config.json (all-MiniLM-L6-v2) or model.gguf
     /// (nomic-embed-text-v1.5), its products on the fastest kernel this machine runs
-    /// or the one `MEMLOOP_GEMM` names (`amx`, `avx512`, `portable`).
+    /// for that model or the one `MEMLOOP_GEMM` names (`amx`, `avx512vnni`, `portable`, …).
     pub fn load(dir: &Path) -> Result<Self> {
-        let gemm = GemmPath::from_env().map_err(Error::InvalidInput)?;
-        Self::load_with_gemm(dir, gemm)
+        let chosen = GemmPath::from_env().map_err(Error::InvalidInput)?;
+        Self::load_with_gemm(dir, chosen.unwrap_or(GemmPath::best(holds_nomic(dir))))
     }
 
     /// Loads the model with its products on `gemm` (see [`GemmPath::all_available`]).

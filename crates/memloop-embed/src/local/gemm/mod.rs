@@ -4,6 +4,8 @@
 //! - `avx512`: weights packed at load into 48-column panels for an AVX-512 FMA kernel;
 //! - `avx2`: the same in 16-column panels for an AVX2 FMA kernel (CPUs without AVX-512);
 //! - `avx512bf16`: the same panels in bfloat16 pairs for AVX512-BF16 dot products;
+//! - `avx512vnni`: the same panels in int8 quads (a scale per column) for
+//!   AVX512-VNNI dot products, activations rounded to int8 per row;
 //! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
 //!
 //! Attention's small per-sentence products always take the portable path;
@@ -14,6 +16,7 @@ mod amx;
 mod avx2;
 mod avx512;
 mod bf16;
+mod int8;
 mod panels;
 mod vector;
 
@@ -28,6 +31,8 @@ pub enum GemmPath {
     Amx,
     /// AVX512-BF16 dot products (`vdpbf16ps`): bfloat16 inputs, f32 accumulation.
     Bf16,
+    /// AVX512-VNNI dot products (`vpdpbusd`): int8 inputs, i32 accumulation.
+    Int8,
     /// AVX-512 FMAs on f32 (bfloat16 weights for products of few rows).
     Avx512,
     /// AVX2 FMAs on f32 (bfloat16 weights for products of few rows).
@@ -45,6 +50,7 @@ impl GemmPath {
         match self {
             GemmPath::Amx => "amx",
             GemmPath::Bf16 => "avx512bf16",
+            GemmPath::Int8 => "avx512vnni",
             GemmPath::Avx512 => "avx512",
             GemmPath::Avx2 => "avx2",
             GemmPath::Portable => "portable",
@@ -56,6 +62,7 @@ impl GemmPath {
         match self {
             GemmPath::Amx => amx::available(),
             GemmPath::Bf16 => bf16::available(),
+            GemmPath::Int8 => int8::available(),
             GemmPath::Avx512 => avx512::available(),
             GemmPath::Avx2 => avx2::available(),
             GemmPath::Portable => true,
@@ -67,6 +74,7 @@ impl GemmPath {
         [
             GemmPath::Amx,
             GemmPath::Bf16,
+            GemmPath::Int8,
             GemmPath::Avx512,
             GemmPath::Avx2,
             GemmPath::Portable,
@@ -76,20 +84,43 @@ impl GemmPath {
         .collect()
     }
 
-    /// The path named by `MEMLOOP_GEMM`, or the fastest available when unset.
-    pub fn from_env() -> std::result::Result<GemmPath, String> {
-        let chosen = match std::env::var_os(GEMM_ENV) {
-            Some(v) => GemmPath::parse(&v.to_string_lossy())?,
-            None => None,
-        };
-        Ok(chosen.unwrap_or_else(GemmPath::best))
+    /// The path named by `MEMLOOP_GEMM`, None when unset (see [`GemmPath::best`]).
+    pub fn from_env() -> std::result::Result<Option<GemmPath>, String> {
+        match std::env::var_os(GEMM_ENV) {
+            Some(v) => GemmPath::parse(&v.to_string_lossy()),
+            None => Ok(None),
+        }
     }
 
-    /// The fastest path this machine runs.
-    pub fn best() -> GemmPath {
-        GemmPath::all_available()
-            .first()
-            .copied()
+    /// The path for a product whose outputs are multiplied together into
+    /// attention scores (queries and keys), which the softmax sharpens:
+    /// int8 weights there moved nomic-embed-text-v1.5's vectors to a cosine
+    /// of 0.9986 from the f32 ones (0.9993 with these in bfloat16), so the
+    /// int8 path hands them to the best path that reads wider weights.
+    pub fn for_attention_scores(self) -> GemmPath {
+        match self {
+            GemmPath::Int8 => [GemmPath::Bf16, GemmPath::Avx512, GemmPath::Avx2]
+                .into_iter()
+                .find(|p| p.available())
+                .unwrap_or(GemmPath::Portable),
+            other => other,
+        }
+    }
+
+    /// The fastest path this machine runs for a model, where `int8` says
+    /// whether the int8 path keeps that model's vectors within a cosine of
+    /// 0.999 of the f32 ones (nomic-embed-text-v1.5: 0.9995;
+    /// all-MiniLM-L6-v2: 0.9968, so it keeps bfloat16). AMX, where the CPU
+    /// has it, stays first: its bfloat16 tiles outrun int8 dot products on
+    /// batches.
+    pub fn best(int8: bool) -> GemmPath {
+        let paths = GemmPath::all_available();
+        if int8 && paths.contains(&GemmPath::Int8) && !paths.contains(&GemmPath::Amx) {
+            return GemmPath::Int8;
+        }
+        paths
+            .into_iter()
+            .find(|p| *p != GemmPath::Int8)
             .unwrap_or(GemmPath::Portable)
     }
 
@@ -108,6 +139,7 @@ impl GemmPath {
             "" => return Ok(None),
             "amx" => GemmPath::Amx,
             "avx512bf16" => GemmPath::Bf16,
+            "avx512vnni" => GemmPath::Int8,
             "avx512" => GemmPath::Avx512,
             "avx2" => GemmPath::Avx2,
             "portable" => GemmPath::Portable,
@@ -135,6 +167,7 @@ pub enum Weights {
     Avx512(panels::Packed),
     Avx2(panels::Packed),
     Bf16(bf16::Pairs),
+    Int8(int8::Quads),
     Amx(amx::Tiles),
 }
 
@@ -145,6 +178,7 @@ impl Weights {
         let laid = match path {
             GemmPath::Amx if path.available() => amx::Tiles::new(&w, k, n).map(Weights::Amx),
             GemmPath::Bf16 if path.available() => bf16::Pairs::new(&w, k, n).map(Weights::Bf16),
+            GemmPath::Int8 if path.available() => int8::Quads::new(&w, k, n).map(Weights::Int8),
             GemmPath::Avx512 if path.available() => {
                 avx512::KERNEL.pack(&w, k, n).map(Weights::Avx512)
             }
@@ -162,6 +196,7 @@ impl Weights {
             Weights::Avx512(_) => GemmPath::Avx512,
             Weights::Avx2(_) => GemmPath::Avx2,
             Weights::Bf16(_) => GemmPath::Bf16,
+            Weights::Int8(_) => GemmPath::Int8,
             Weights::Amx(_) => GemmPath::Amx,
         }
     }
@@ -172,6 +207,7 @@ impl Weights {
             Weights::Portable { n, .. } => *n,
             Weights::Avx512(p) | Weights::Avx2(p) => p.n,
             Weights::Bf16(p) => p.n,
+            Weights::Int8(q) => q.n,
             Weights::Amx(t) => t.n,
         }
     }
@@ -228,6 +264,7 @@ impl Weights {
             Weights::Avx512(p) => avx512::KERNEL.product(a, m, p, c, threads),
             Weights::Avx2(p) => avx2::KERNEL.product(a, m, p, c, threads),
             Weights::Bf16(p) => bf16::product(a, m, p, c, threads),
+            Weights::Int8(q) => int8::product(a, m, q, c, threads),
             Weights::Amx(t) => amx::product(a, m, t, None, c, threads),
         }
     }
