@@ -263,7 +263,9 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
 }
 
 pub fn get(config: &Config, out: &Output, id: &str, lookup: Lookup) -> anyhow::Result<()> {
-    out.record(&open(config)?.get_with(Scope::DEFAULT_TENANT, id, lookup)?)
+    let memory = open(config)?;
+    let record = memory.get_with(Scope::DEFAULT_TENANT, id, lookup)?;
+    out.record(&record, memory.clock().now())
 }
 
 pub fn list(config: &Config, out: &Output, a: ListArgs) -> anyhow::Result<()> {

@@ -21,6 +21,7 @@ mod remember;
 mod run_store;
 mod serve;
 mod session;
+mod soak;
 mod timeline;
 mod transfer;
 
@@ -84,10 +85,10 @@ enum Command {
     Remember(remember::RememberArgs),
     /// Hybrid search (meaning + keywords) in a scope.
     Search(commands::SearchArgs),
-    /// Show one current memory by id (a deleted or superseded one: not found, exit 3).
+    /// Show one current memory by id (a deleted, superseded or expired one: not found, exit 3).
     Get {
         id: String,
-        /// Show it even if it was deleted or superseded (with valid_until, status, superseded_by).
+        /// Show it even if it was deleted, superseded or expired (with its status, valid_until, superseded_by).
         #[arg(long)]
         include_deleted: bool,
     },
@@ -145,6 +146,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve the memory tools over MCP on stdin/stdout (for Claude Code, Cursor, OpenClaw).
     Mcp,
+    /// Drive a mixed load against a `memloop serve` on loopback and check it holds (scripts/soak.sh, docs/soak.md).
+    Soak(soak::SoakArgs),
 }
 
 fn main() -> ExitCode {
@@ -160,7 +163,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let (code, message, class) = describe(&e);
-            report(json, code, &message);
+            report(json && !e.is::<output::Reported>(), code, &message);
             ExitCode::from(exit_code(class))
         }
     }
@@ -263,6 +266,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(url) = cli.store {
         config.store.url = Some(url).filter(|u| !u.is_empty());
     }
+    if !matches!(
+        cli.command,
+        Command::Serve(_) | Command::Mcp | Command::Chat(_)
+    ) {
+        // A one-shot command ends long before an interval would pass: no
+        // background sweeper (`memloop gc` sweeps on demand).
+        config.forgetting.gc_interval = None;
+    }
     let out = output::Output { json: cli.json };
     if let Some(format) = cli.log_format {
         init_logs(format);
@@ -297,5 +308,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Session(a) => session::run(&config, &out, a),
         Command::Serve(a) => serve::run(&config, cli.config.as_deref(), cli.log_format, a),
         Command::Mcp => mcp::run(&config),
+        Command::Soak(a) => soak::run(&out, a),
     }
 }

@@ -13,6 +13,20 @@ use memloop::time::to_rfc3339;
 use memloop::{HistoryEntry, MemoryById, MemoryRecord, RecordStatus, SearchHit, WriteResult};
 use serde::Serialize;
 
+/// A failure whose JSON answer is already on stdout (a report that says
+/// what failed): with --json nothing more is printed there, so stdout
+/// stays one document; the exit code and the stderr line still say it.
+#[derive(Debug)]
+pub struct Reported(pub String);
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Reported {}
+
 /// `text` with control characters (and the bidirectional overrides that can
 /// make a line read differently from what it holds) escaped as `\u{..}`,
 /// `\n`, `\t`: one stored text prints as one inert line.
@@ -110,10 +124,10 @@ impl Output {
         Ok(())
     }
 
-    /// One memory read by id, with where it stands (current, deleted,
-    /// superseded and by what).
-    pub fn record(&self, r: &MemoryRecord) -> anyhow::Result<()> {
-        let shown = MemoryById::new(r);
+    /// One memory read by id, with where it stands at `now` (current,
+    /// deleted, superseded and by what, expired).
+    pub fn record(&self, r: &MemoryRecord, now: i64) -> anyhow::Result<()> {
+        let shown = MemoryById::new(r, now);
         if self.json {
             return self.json_value(&shown);
         }
@@ -139,6 +153,7 @@ impl Output {
                 printable(by)
             ),
             (RecordStatus::Deleted, _) => println!("status:     deleted"),
+            (RecordStatus::Expired, _) => println!("status:     expired (gc will delete it)"),
             (RecordStatus::Superseded, by) => {
                 println!("status:     superseded by {}", printable(by.unwrap_or("-")))
             }

@@ -61,3 +61,93 @@ fn gc_deletes_what_expired_and_stats_never_counted_it_as_current() {
     );
     assert_eq!(json(dir.path(), &["gc"])["expired_deleted"], 0);
 }
+
+/// Writes, a year ago by the store's clock, a memory with a one-day TTL
+/// (expired now) and one kept; returns the expired one's id.
+fn expired_and_kept(dir: &Path) -> String {
+    let clock = Clock::manual(memloop::now_millis() - 365 * DAY);
+    let embedder = Arc::new(LocalEmbedder::locate_and_load(None).unwrap());
+    let options = StoreOptions::default().with_clock(clock);
+    let memory = Memory::with_embedder(dir, embedder, options).unwrap();
+    let carol = Scope::user("carol");
+    let mut short = NewMemory::text("The hotel wifi password is tulip42");
+    short.expires_at = Some(memory.expiry_after("1d").unwrap());
+    let id = memory.add(&carol, short).unwrap().id;
+    memory
+        .add(&carol, NewMemory::text("Carol is allergic to peanuts"))
+        .unwrap();
+    id
+}
+
+#[test]
+fn get_answers_an_expired_memory_as_not_found_unless_deleted_ones_are_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = expired_and_kept(dir.path());
+    let out = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["get", &id])
+        .env_remove("MEMLOOP_DATA_DIR")
+        .env_remove("MEMLOOP_CONFIG")
+        .env_remove("MEMLOOP_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expired at"), "{stderr}");
+    assert!(stderr.contains("--include-deleted"), "{stderr}");
+    let shown = json(dir.path(), &["get", &id, "--include-deleted"]);
+    assert_eq!(shown["status"], "expired", "{shown}");
+    // A one-shot command never sweeps: it is still there for gc.
+    assert_eq!(json(dir.path(), &["stats"])["expired"], 1);
+}
+
+/// `memloop mcp` held open sweeps every `[forgetting] gc_interval`: the
+/// expired memory is deleted without anyone running `memloop gc`.
+#[test]
+fn memloop_mcp_sweeps_what_expired_while_it_runs() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    expired_and_kept(dir.path());
+    let config = dir.path().join("memloop.toml");
+    std::fs::write(&config, "[forgetting]\ngc_interval = \"1s\"\n").unwrap();
+    let mut mcp = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("--config")
+        .arg(&config)
+        .arg("mcp")
+        .env_remove("MEMLOOP_DATA_DIR")
+        .env_remove("MEMLOOP_CONFIG")
+        .env_remove("MEMLOOP_STORE")
+        .env_remove("MEMLOOP_SHORT_TERM")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let swept = loop {
+        let stats = json(dir.path(), &["stats"]);
+        if stats["expired"] == 0 {
+            break stats;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = mcp.kill();
+            panic!("memloop mcp did not sweep within 30 s: {stats}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(swept["memories"], 1, "{swept}");
+    // Closing stdin ends it promptly, sweeper and all (without an MCP
+    // handshake it says so and exits 1: not what is tested here).
+    drop(mcp.stdin.take());
+    let closed = std::time::Instant::now();
+    while mcp.try_wait().unwrap().is_none() {
+        if closed.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = mcp.kill();
+            panic!("memloop mcp still running 10 s after its stdin closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -22,13 +22,15 @@ pub enum Error {
     /// short (`shown_value`), since the id may be anything a caller sent.
     #[error("no memory with id {}: check the id with `memloop list`", shown_value(.0))]
     NotFound(String),
-    /// The memory exists but is no longer current: deleted, or superseded
-    /// by `superseded_by`. A read by id answers this (class not found)
-    /// unless it asks for deleted memories too; the id is kept as given.
-    #[error("{}", not_current_message(id, superseded_by.as_deref()))]
+    /// The memory exists but is no longer current: deleted, superseded
+    /// by `superseded_by`, or expired at `expired_at` (its TTL passed; gc
+    /// has not yet deleted it). A read by id answers this (class not
+    /// found) unless it asks for deleted memories too; the id is kept as given.
+    #[error("{}", not_current_message(id, superseded_by.as_deref(), *expired_at))]
     NotCurrent {
         id: String,
         superseded_by: Option<String>,
+        expired_at: Option<i64>,
     },
     #[error(
         "the store at {dir} was embedded with {stored}, but the configured embedder is {configured}: \
@@ -122,15 +124,19 @@ impl Error {
 
 /// What a read of a memory that is no longer current says: which it was,
 /// what to read instead, and how to read it anyway (each front end's way).
-fn not_current_message(id: &str, superseded_by: Option<&str>) -> String {
+fn not_current_message(id: &str, superseded_by: Option<&str>, expired_at: Option<i64>) -> String {
     let id = shown_value(id);
     let anyway = "read it anyway with --include-deleted (REST ?include_deleted=true, MCP include_deleted: true)";
-    match superseded_by {
-        Some(new) => format!(
+    match (superseded_by, expired_at) {
+        (Some(new), _) => format!(
             "memory {id} was superseded by {}: read that one for what holds now, or {anyway}; its changes are in its history",
             shown_value(new)
         ),
-        None => format!(
+        (None, Some(at)) => format!(
+            "memory {id} expired at {} (its TTL passed) and gc will delete it: add it again to keep it, or {anyway} until then",
+            crate::time::to_rfc3339(at)
+        ),
+        (None, None) => format!(
             "memory {id} was deleted and is kept only as history: {anyway}, or its changes with `memloop history`"
         ),
     }

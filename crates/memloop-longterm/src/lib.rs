@@ -44,8 +44,11 @@
 //! **Expired is gone.** A memory whose `expires_at` has passed (by the
 //! store's [`Clock`]) is not current from that moment: no search returns
 //! it or gives it one of its candidate places, and lists, counts,
-//! entities and `Stats::current` leave it out; `get` by id still reads it
-//! until [`LongTermStore::expire`] deletes it.
+//! entities, sessions, graph entities and `Stats::current` leave it out;
+//! a read by id ([`LongTermStore::read`], the rule in [`lookup`]) answers
+//! it as a deleted one, not found unless deleted ones are asked for. The
+//! raw [`LongTermStore::get`] still reads it until
+//! [`LongTermStore::expire`] deletes it.
 //!
 //! **Errors name the store.** Every error that leaves an implementation
 //! says which store it is about (a data directory, a database), carries
@@ -63,6 +66,7 @@ pub mod dump;
 pub mod expiry;
 pub mod graph;
 pub mod keyword;
+pub mod lookup;
 pub mod par;
 pub mod pieces;
 mod query;
@@ -74,6 +78,7 @@ use memloop_core::{
 };
 use serde_json::Value;
 
+pub use lookup::{Lookup, RecordStatus};
 pub use query::{
     number_sessions, Decay, EmbedFn, Embedded, Entity, ExpireReport, ForgetReport, ListQuery,
     MemoryUpdate, OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
@@ -169,8 +174,18 @@ pub trait LongTermStore: Send + Sync {
 
     // --- reads ---
 
-    /// One memory of `tenant`, current or not.
+    /// One memory of `tenant`, current or not (expired too, until
+    /// `expire` deletes it): for the write pipeline's look at past
+    /// versions. A read by id on a caller's behalf is [`LongTermStore::read`].
     fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord>;
+
+    /// One memory of `tenant` as `lookup` admits it by the store's clock:
+    /// a deleted, superseded or expired one is `Error::NotCurrent` (class
+    /// not found) unless `Lookup::IncludeDeleted`. Written once here, so
+    /// every backend answers alike.
+    fn read(&self, tenant: &str, id: &str, lookup: Lookup) -> Result<MemoryRecord> {
+        lookup.admit(self.get(tenant, id)?, self.clock().now())
+    }
 
     fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>>;
 

@@ -113,9 +113,9 @@ pub struct SessionsArgs {
 pub struct GetArgs {
     /// The memory's id (as returned by memory_add, memory_search, memory_remember).
     pub id: String,
-    /// Also return the memory if it was deleted or superseded (its
-    /// valid_until is then set; status says which, superseded_by names the
-    /// replacement). Without it such a memory is a not_found error.
+    /// Also return the memory if it was deleted, superseded or expired
+    /// (status says which, superseded_by names the replacement). Without
+    /// it such a memory is a not_found error.
     #[serde(default)]
     pub include_deleted: Option<bool>,
 }

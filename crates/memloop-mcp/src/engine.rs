@@ -111,12 +111,13 @@ impl Engine {
     }
 
     // Through the facade, not the store: it checks the id first, so an
-    // absurd one is invalid_input with a short echo, and a deleted or
-    // superseded memory is not found unless asked for, as on every front end.
+    // absurd one is invalid_input with a short echo, and a deleted,
+    // superseded or expired memory is not found unless asked for, as on
+    // every front end.
     pub(crate) fn get(&self, tenant: &str, a: GetArgs) -> Result<Value> {
         let lookup = Lookup::include_deleted(a.include_deleted.unwrap_or(false));
         let record = self.memory().get_with(tenant, &a.id, lookup)?;
-        to_json(&MemoryById::new(&record))
+        to_json(&MemoryById::new(&record, self.memory().clock().now()))
     }
 
     pub(crate) fn history(&self, tenant: &str, a: HistoryArgs) -> Result<Value> {

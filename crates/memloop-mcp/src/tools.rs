@@ -138,7 +138,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "One current memory by id, with status and superseded_by. A deleted or superseded memory is a not_found error saying which (and what replaced it), unless include_deleted is true: then it is returned with valid_until set.",
+        description = "One current memory by id, with status and superseded_by. A deleted, superseded or expired memory is a not_found error saying which (and what replaced it, or when it expired), unless include_deleted is true: then it is returned with its status (valid_until set when deleted or superseded).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_get(&self, Parameters(a): Parameters<GetArgs>, ext: Extensions) -> ToolResult {

@@ -1,7 +1,8 @@
 //! Prometheus metrics, written by hand: a latency histogram and a request
 //! counter per route (the route's template, never the ids in it), counts by
-//! status, the store's memory counts, and the short-term buffer's sessions,
-//! turns and bytes held and the sessions and turns it let go.
+//! status, the store's memory counts, the short-term buffer's sessions,
+//! turns and bytes held and the sessions and turns it let go, and what the
+//! long-term sweeper did (when it last ran, what it expired).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -10,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use memloop::short_term::ShortTermStats;
-use memloop::Stats;
+use memloop::{Stats, SweepStats};
 
 /// Upper bounds (seconds) of the latency buckets.
 const BUCKETS: [f64; 14] = [
@@ -68,8 +69,14 @@ impl Metrics {
         *s.by_status.entry(status).or_default() += 1;
     }
 
-    /// The text exposition format (version 0.0.4).
-    pub fn render(&self, stats: Option<&Stats>, short_term: Option<&ShortTermStats>) -> String {
+    /// The text exposition format (version 0.0.4). A part given as None
+    /// (unavailable, or no sweeper) is left out.
+    pub fn render(
+        &self,
+        stats: Option<&Stats>,
+        short_term: Option<&ShortTermStats>,
+        sweeps: Option<&SweepStats>,
+    ) -> String {
         let in_flight = self.in_flight.load(Ordering::Relaxed);
         let mut out = String::new();
         let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
@@ -130,6 +137,8 @@ impl Metrics {
                 "memloop_memories{{state=\"superseded\"}} {}",
                 st.superseded
             );
+            // Counted nowhere as current; the next sweep deletes them.
+            let _ = writeln!(out, "memloop_memories{{state=\"expired\"}} {}", st.expired);
             out.push_str("# HELP memloop_memories_by_kind Current memories by kind.\n");
             out.push_str("# TYPE memloop_memories_by_kind gauge\n");
             let kinds: BTreeMap<_, _> = st.by_kind.iter().collect();
@@ -153,7 +162,60 @@ impl Metrics {
         if let Some(st) = short_term {
             render_short_term(&mut out, st);
         }
+        if let Some(sw) = sweeps {
+            render_sweeps(&mut out, sw);
+        }
         out
+    }
+}
+
+/// The long-term sweeper's figures; its last run only once it has run.
+fn render_sweeps(out: &mut String, sw: &SweepStats) {
+    let last = sw.last_run_at.map(|ms| ms as f64 / 1000.0);
+    let figures = [
+        (
+            "memloop_long_term_sweep_interval_seconds",
+            "gauge",
+            "Time between long-term sweeps ([forgetting] gc_interval).",
+            Some(sw.interval_ms as f64 / 1000.0),
+        ),
+        (
+            "memloop_long_term_sweep_last_run_timestamp_seconds",
+            "gauge",
+            "When the last long-term sweep finished (Unix seconds).",
+            last,
+        ),
+        (
+            "memloop_long_term_sweep_runs_total",
+            "counter",
+            "Long-term sweeps finished (queued writes replayed, then gc).",
+            Some(sw.runs as f64),
+        ),
+        (
+            "memloop_long_term_sweep_failures_total",
+            "counter",
+            "Long-term sweeps whose replay or gc failed (retried at the next interval).",
+            Some(sw.failures as f64),
+        ),
+        (
+            "memloop_long_term_sweep_expired_total",
+            "counter",
+            "Memories the sweeps deleted because their TTL had passed.",
+            Some(sw.expired_deleted as f64),
+        ),
+        (
+            "memloop_long_term_sweep_outbox_events_total",
+            "counter",
+            "Events applied by queued writes the sweeps replayed.",
+            Some(sw.outbox_events_applied as f64),
+        ),
+    ];
+    for (name, kind, help, value) in figures {
+        if let Some(v) = value {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            let _ = writeln!(out, "{name} {v}");
+        }
     }
 }
 
@@ -218,7 +280,7 @@ mod tests {
         m.observe("GET", "/v1/memories", 404, Duration::from_millis(30));
         m.observe("GET", "/v1/memories", 200, Duration::from_secs(60));
         let _counted = m.start();
-        let text = m.render(None, None);
+        let text = m.render(None, None, None);
         let line = |needle: &str| {
             text.lines()
                 .find(|l| l.starts_with(needle))
@@ -245,7 +307,7 @@ mod tests {
             trimmed_turns: Some(0),
             ..ShortTermStats::default()
         };
-        let text = Metrics::default().render(None, Some(&st));
+        let text = Metrics::default().render(None, Some(&st), None);
         for want in [
             "memloop_short_term_sessions 3",
             "memloop_short_term_bytes 4096",
@@ -257,5 +319,33 @@ mod tests {
         }
         assert!(!text.contains("memloop_short_term_turns "));
         assert!(!text.contains("memloop_short_term_expirations_total"));
+    }
+
+    #[test]
+    fn sweep_figures_show_the_last_run_once_there_is_one() {
+        let mut sw = SweepStats {
+            interval_ms: 3_600_000,
+            ..SweepStats::default()
+        };
+        let text = Metrics::default().render(None, None, Some(&sw));
+        assert!(text
+            .lines()
+            .any(|l| l == "memloop_long_term_sweep_runs_total 0"));
+        assert!(text
+            .lines()
+            .any(|l| l == "memloop_long_term_sweep_interval_seconds 3600"));
+        assert!(!text.contains("memloop_long_term_sweep_last_run_timestamp_seconds"));
+        sw.runs = 2;
+        sw.expired_deleted = 7;
+        sw.last_run_at = Some(1_772_323_200_500);
+        let text = Metrics::default().render(None, None, Some(&sw));
+        for want in [
+            "memloop_long_term_sweep_runs_total 2",
+            "memloop_long_term_sweep_expired_total 7",
+            "# TYPE memloop_long_term_sweep_expired_total counter",
+            "memloop_long_term_sweep_last_run_timestamp_seconds 1772323200.5",
+        ] {
+            assert!(text.lines().any(|l| l == want), "{want} in\n{text}");
+        }
     }
 }

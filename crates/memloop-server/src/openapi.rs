@@ -128,7 +128,8 @@ pub struct MemoryByIdDoc {
     #[schema(inline)]
     #[serde(flatten)]
     memory: MemoryDoc,
-    /// current, deleted or superseded (the last two only with `include_deleted=true`).
+    /// current, deleted, superseded or expired (the last three only with
+    /// `include_deleted=true`; expired: its TTL passed, gc will delete it).
     status: String,
     /// The id of the memory that replaced this one: set when superseded,
     /// null when deleted or never replaced. On a current episode: the fact

@@ -243,22 +243,6 @@ pub async fn shutdown_signal() {
     tracing::info!("shutting down: no new connections; finishing the requests in flight");
 }
 
-/// Runs `Memory::gc` (deleting expired memories, saving indexes, pruning
-/// the change log) every `every`, the first time one interval after the
-/// start. The store does it on a connection of its own, in small
-/// transactions, so requests never wait for it.
-pub fn spawn_gc(memory: Arc<Memory>, every: Duration) -> tokio::task::JoinHandle<()> {
-    spawn_every(every, "gc", move || {
-        memory.gc().map(|r| {
-            tracing::info!(
-                expired_deleted = r.expired_deleted,
-                index_log_entries_pruned = r.index_log_entries_pruned,
-                "gc"
-            )
-        })
-    })
-}
-
 /// Saves the indexes that changed since their last save every `every`
 /// (`[server] save_indexes_secs`), so a start after a crash loads them
 /// rather than building them again; searches go on meanwhile.
@@ -295,8 +279,9 @@ where
 
 /// `memloop serve`: opens the store, loads the model, listens on
 /// `server.addr` and serves until Ctrl-C or SIGTERM; requests in flight then
-/// get `shutdown_grace_secs` to finish. Expired memories are deleted every
-/// `[forgetting] gc_interval` meanwhile (see [`spawn_gc`]).
+/// get `shutdown_grace_secs` to finish. The store's handle sweeps every
+/// `[forgetting] gc_interval` meanwhile (queued writes replayed, expired
+/// memories deleted: `Memory::open_with`), on a thread of its own.
 pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Result<()> {
     let addr = resolve(&server.addr)?;
     check_bind(addr, &server.api_keys)?;
@@ -327,10 +312,6 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             ))
         })?;
         let local = listener.local_addr().unwrap_or(addr);
-        let gc = config
-            .forgetting
-            .gc_interval
-            .map(|ms| spawn_gc(state.memory().clone(), Duration::from_millis(ms.max(1) as u64)));
         let saves = (save_every > 0)
             .then(|| spawn_save_indexes(state.memory().clone(), Duration::from_secs(save_every)));
         if keys == 0 {
@@ -362,7 +343,7 @@ pub fn run(config: &Config, server: ServerConfig, mcp: Option<McpMount>) -> Resu
             r = server => r.map_err(|e| Error::Internal(format!("the server failed: {e}")))?,
             () = deadline => tracing::warn!(secs = grace.as_secs(), "requests still in flight after the grace period: exiting anyway"),
         }
-        for task in [gc, saves].into_iter().flatten() {
+        if let Some(task) = saves {
             task.abort();
         }
         tracing::info!("stopped");
@@ -387,46 +368,6 @@ mod tests {
             assert!(check_bind(resolve(public).unwrap(), &some).is_ok());
         }
         assert!(resolve("no-port").is_err());
-    }
-
-    /// The gc task deletes expired memories once per interval, not
-    /// before, on tokio's paused clock and the store's manual one.
-    #[tokio::test(start_paused = true)]
-    async fn gc_runs_once_per_interval() {
-        use memloop::time::Clock;
-        use memloop::{LocalEmbedder, NewMemory, Scope, StoreOptions};
-        let dir = tempfile::tempdir().unwrap();
-        let clock = Clock::manual(1_772_323_200_000);
-        let embedder = Arc::new(LocalEmbedder::locate_and_load(None).unwrap());
-        let options = StoreOptions::default().with_clock(clock.clone());
-        let memory = Arc::new(Memory::with_embedder(dir.path(), embedder, options).unwrap());
-        let expired = |m: &Memory| m.stats().unwrap().expired;
-        let add = |text: &str| {
-            let mut m = NewMemory::text(text);
-            m.expires_at = Some(clock.now() + 1);
-            memory.add(&Scope::user("carol"), m).unwrap();
-        };
-        add("The hotel wifi password is tulip42");
-        clock.advance(1).unwrap();
-        let task = spawn_gc(memory.clone(), Duration::from_secs(3600));
-        tokio::time::sleep(Duration::from_secs(3599)).await;
-        assert_eq!(expired(&memory), 1, "no gc before the first interval");
-        let mut waited = 0;
-        while expired(&memory) > 0 {
-            assert!(waited < 1000, "gc did not run after an interval");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            waited += 1;
-        }
-        assert_eq!(memory.stats().unwrap().memories, 0);
-        // The next interval deletes what expired since.
-        add("The gate code is 7781");
-        clock.advance(1).unwrap();
-        tokio::time::sleep(Duration::from_secs(1800)).await;
-        assert_eq!(expired(&memory), 1);
-        while expired(&memory) > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        task.abort();
     }
 
     /// The save task writes a changed index once an interval has passed,

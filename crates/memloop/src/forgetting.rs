@@ -1,7 +1,7 @@
 //! The forgetting policy (docs/forgetting.md), the `[forgetting]` table:
-//! default TTLs per kind for writes that give none, how often `memloop
-//! serve` deletes expired memories, and the decay signal's weight and
-//! half-life in ranking.
+//! default TTLs per kind for writes that give none, how often a handle
+//! held open sweeps (replays queued writes and deletes expired memories),
+//! and the decay signal's weight and half-life in ranking.
 
 use memloop_core::{parse_ttl, Error, Kind, Result};
 use memloop_longterm::Decay;
@@ -24,8 +24,10 @@ pub struct ForgettingConfig {
     /// How long a memory of each kind lives when its write gives no
     /// expiry, counted from the write: `ttl = { episode = "180d" }`.
     pub ttl: KindTtls,
-    /// How often `memloop serve` deletes expired memories (`gc`); "off"
-    /// (or "0") never.
+    /// How often a `Memory` opened from the configuration sweeps in the
+    /// background (due queued writes replayed, then `gc`): `memloop serve`,
+    /// `memloop mcp`, `memloop chat`, a library handle from `Memory::open`;
+    /// not one-shot CLI commands. "off" (or "0"): no sweeper.
     #[serde(with = "opt_span")]
     pub gc_interval: Option<i64>,
     /// How much the decay signal (recency × importance × use) counts in

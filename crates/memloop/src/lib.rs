@@ -26,6 +26,7 @@ pub mod procedures;
 mod query_time;
 pub mod short_term;
 mod store_open;
+mod sweeper;
 mod tokens;
 mod turn;
 mod write;
@@ -37,13 +38,14 @@ pub use config::{
 pub use forgetting::{
     ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
-pub use memory::{Lookup, Memory, MemoryById, RecordStatus, DEFAULT_EXPANSION};
+pub use memory::{Memory, MemoryById, DEFAULT_EXPANSION};
 pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
 pub use procedures::{
     Outcome, Procedure, ProcedureHit, ProcedureQuery, ProcedureRun, ProcedureScores,
     ProcedureWrite, Step, ToolCall,
 };
 pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
+pub use sweeper::SweepStats;
 pub use tokens::{Encoding, TokenCounter};
 pub use turn::{
     fold_summary, said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
@@ -70,8 +72,9 @@ pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
 pub use memloop_longterm::keyword;
 pub use memloop_longterm::{
-    Decay, Embedded, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
-    OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, DEFAULT_TIME_BOOST,
+    Decay, Embedded, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, Lookup,
+    MemoryUpdate, OutboxEntry, RecordStatus, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
+    DEFAULT_TIME_BOOST,
 };
 pub use memloop_rules::{extract, gate};
 pub use memloop_shortterm::{InProcessBuffer, Limits as ShortTermLimits, RedisBuffer};

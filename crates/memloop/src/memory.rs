@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use memloop_core::time::Clock;
 use memloop_core::{
@@ -11,8 +12,8 @@ use memloop_core::{
 use memloop_embed::{Coalescing, LocalEmbedder, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
-    Embedded, Entity, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, SearchQuery,
-    SessionInfo, Stats,
+    Embedded, Entity, ForgetReport, ListQuery, LongTermStore, Lookup, MemoryUpdate, RecordStatus,
+    SearchQuery, SessionInfo, Stats,
 };
 use memloop_store::StoreOptions;
 
@@ -20,60 +21,16 @@ use crate::config::{Config, EmbedderConfig};
 use crate::events::{log_writes, WriteLog};
 use crate::forgetting::{ForgettingConfig, GcReport};
 use crate::lazy::LazyEmbedder;
+use crate::sweeper::{Replay, SweepStats, Sweeper};
 
 /// The entity expansion of searches that name none (see
 /// `Memory::with_expansion` and docs/retrieval.md for the measurements).
 pub const DEFAULT_EXPANSION: Expansion = Expansion::OFF;
 
-/// Which memories a read by id answers with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Lookup {
-    /// Only a current memory; a deleted or superseded one is not found.
-    #[default]
-    Current,
-    /// Also a deleted or superseded one, with `valid_until` set.
-    IncludeDeleted,
-}
-
-impl Lookup {
-    /// From a front end's `include_deleted` flag.
-    pub fn include_deleted(yes: bool) -> Lookup {
-        if yes {
-            Lookup::IncludeDeleted
-        } else {
-            Lookup::Current
-        }
-    }
-}
-
-/// Where a memory stands: what a read by id shows beside the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RecordStatus {
-    Current,
-    /// Ended by a delete (its `superseded_by` is null).
-    Deleted,
-    /// Replaced by the memory its `superseded_by` names.
-    Superseded,
-}
-
-impl RecordStatus {
-    /// A memory with `valid_until` set was superseded when it names its
-    /// successor, else deleted (a delete clears the mark an episode may
-    /// carry as evidence of a replaced claim).
-    pub fn of(record: &MemoryRecord) -> RecordStatus {
-        match (record.valid_until, &record.superseded_by) {
-            (None, _) => RecordStatus::Current,
-            (Some(_), Some(_)) => RecordStatus::Superseded,
-            (Some(_), None) => RecordStatus::Deleted,
-        }
-    }
-}
-
 /// A memory read by id as every front end answers it: the record, its
-/// `status`, and `superseded_by` (the successor's id; null when deleted or
-/// never replaced; on a current episode, the fact that replaced a claim it
-/// holds).
+/// `status` at the time given (current, deleted, superseded, expired), and
+/// `superseded_by` (the successor's id; null when deleted or never
+/// replaced; on a current episode, the fact that replaced a claim it holds).
 #[derive(Debug, serde::Serialize)]
 pub struct MemoryById<'a> {
     #[serde(flatten)]
@@ -83,10 +40,11 @@ pub struct MemoryById<'a> {
 }
 
 impl<'a> MemoryById<'a> {
-    pub fn new(record: &'a MemoryRecord) -> MemoryById<'a> {
+    /// Its status judged at `now` (`Memory::clock`), as expiry is.
+    pub fn new(record: &'a MemoryRecord, now: i64) -> MemoryById<'a> {
         MemoryById {
             record,
-            status: RecordStatus::of(record),
+            status: RecordStatus::at(record, now),
             superseded_by: record.superseded_by.as_deref(),
         }
     }
@@ -95,7 +53,14 @@ impl<'a> MemoryById<'a> {
 /// A memory store opened on a data directory. Cheap to share across threads
 /// (`&Memory` is `Sync`). Operations by id act in the default tenant;
 /// their `_in` variants (`get_in`, `update_in`, …) take the tenant.
+///
+/// A handle opened by [`Memory::open`] or [`Memory::open_with`] sweeps in
+/// the background every `[forgetting] gc_interval` (one hour by default;
+/// "off": never): due queued writes replayed, then [`Memory::gc`]. The
+/// sweeper stops when the handle is dropped (see [`Memory::with_sweeper`]).
 pub struct Memory {
+    /// First, so it is dropped (stopped and joined) before the store.
+    sweeper: Option<Sweeper>,
     store: Arc<dyn LongTermStore>,
     embedder: Arc<dyn Embedder>,
     forgetting: ForgettingConfig,
@@ -132,14 +97,55 @@ impl Memory {
         Memory::open_with(&Config::default().with_data_dir(dir.as_ref()))
     }
 
+    /// Opens the store, embedder and forgetting policy `cfg` names, with
+    /// the background sweeper every `[forgetting] gc_interval` (none when
+    /// "off"); queued writes are replayed with `cfg`'s LLM, as `memloop gc`
+    /// does.
     pub fn open_with(cfg: &Config) -> Result<Memory> {
         cfg.forgetting.validate()?;
-        Ok(Memory::with_embedder(
+        let memory = Memory::with_embedder(
             &cfg.data_dir,
             build_embedder(&cfg.embedder)?,
             cfg.store.clone(),
         )?
-        .with_forgetting(cfg.forgetting.clone()))
+        .with_forgetting(cfg.forgetting.clone());
+        match cfg.forgetting.gc_interval {
+            Some(ms) => memory.start_sweeper(
+                Duration::from_millis(ms.max(1) as u64),
+                crate::sweeper::replay_with(cfg.llm.clone()),
+            ),
+            None => Ok(memory),
+        }
+    }
+
+    /// This handle with a background sweeper: every `every` (the first
+    /// time one interval from now) it replays the queued writes that are
+    /// due (rules extraction: a handle built from parts knows no LLM) and
+    /// runs [`Memory::gc`]; failures are logged and tried again at the next
+    /// interval. Dropping the handle stops it at once (waiting only for a
+    /// sweep in progress). Set the forgetting policy and expansion first:
+    /// the sweeper's writes use the handle's as they are now. Replaces a
+    /// sweeper already running.
+    pub fn with_sweeper(self, every: Duration) -> Result<Memory> {
+        self.start_sweeper(every, crate::sweeper::replay_with(None))
+    }
+
+    fn start_sweeper(mut self, every: Duration, replay: Replay) -> Result<Memory> {
+        self.sweeper = None;
+        let view = Memory {
+            sweeper: None,
+            store: self.store.clone(),
+            embedder: self.embedder.clone(),
+            forgetting: self.forgetting.clone(),
+            expansion: self.expansion,
+        };
+        self.sweeper = Some(Sweeper::start(view, every, replay)?);
+        Ok(self)
+    }
+
+    /// What the background sweeper has done (None: this handle has none).
+    pub fn sweeps(&self) -> Option<SweepStats> {
+        self.sweeper.as_ref().map(Sweeper::stats)
     }
 
     /// Opens a store with an embedder of your own.
@@ -179,6 +185,7 @@ impl Memory {
     /// The forgetting policy is the default one (see `with_forgetting`).
     pub fn with_store(store: Arc<dyn LongTermStore>, embedder: Arc<dyn Embedder>) -> Memory {
         Memory {
+            sweeper: None,
             store,
             embedder,
             forgetting: ForgettingConfig::default(),
@@ -322,10 +329,11 @@ impl Memory {
         self.get_in(Scope::DEFAULT_TENANT, id)
     }
 
-    /// The current memory `id` of `tenant`. A deleted or superseded one
-    /// answers [`Error::NotCurrent`] (class not found, as Mem0 answers a
-    /// deleted memory), naming what replaced it; read it anyway with
-    /// [`Memory::get_with`] and [`Lookup::IncludeDeleted`]. Another
+    /// The current memory `id` of `tenant`. A deleted, superseded or
+    /// expired one (its TTL passed, not yet deleted by gc) answers
+    /// [`Error::NotCurrent`] (class not found, as Mem0 answers a deleted
+    /// memory), naming what replaced it or when it expired; read it anyway
+    /// with [`Memory::get_with`] and [`Lookup::IncludeDeleted`]. Another
     /// tenant's id is `NotFound`, exactly like an unknown one (the `_in`
     /// methods are what a multi-tenant front end such as the server
     /// calls). Every by-id method checks the id first
@@ -339,22 +347,13 @@ impl Memory {
 
     /// A memory of `tenant` by id, as `lookup` says: the one rule every
     /// front end's get shares (the CLI's `--include-deleted`, REST's
-    /// `?include_deleted=true`, MCP's `include_deleted`). The write
-    /// pipeline reads past versions through the store, not through this.
+    /// `?include_deleted=true`, MCP's `include_deleted`), kept by the
+    /// store's seam (`LongTermStore::read`) so both backends answer alike.
+    /// The write pipeline reads past versions through the store, not
+    /// through this.
     pub fn get_with(&self, tenant: &str, id: &str, lookup: Lookup) -> Result<MemoryRecord> {
         validate_memory_id(id)?;
-        let record = self.store.get(tenant, id)?;
-        match (lookup, RecordStatus::of(&record)) {
-            (Lookup::Current, RecordStatus::Deleted) => Err(memloop_core::Error::NotCurrent {
-                id: record.id,
-                superseded_by: None,
-            }),
-            (Lookup::Current, RecordStatus::Superseded) => Err(memloop_core::Error::NotCurrent {
-                id: record.id,
-                superseded_by: record.superseded_by,
-            }),
-            _ => Ok(record),
-        }
+        self.store.read(tenant, id, lookup)
     }
 
     pub fn list(&self, query: &ListQuery) -> Result<Vec<MemoryRecord>> {

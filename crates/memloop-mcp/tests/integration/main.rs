@@ -321,8 +321,12 @@ pub async fn exercise(client: &ServerSink, user: &str) {
 /// The tools over a store in `dir`, served on an in-process byte stream,
 /// and a client connected to them; the handle ends when the client cancels.
 pub async fn connect(dir: &std::path::Path) -> (Client, tokio::task::JoinHandle<()>) {
+    connect_to(tools(dir)).await
+}
+
+/// A client connected to `tools`, and the task serving them.
+pub async fn connect_to(tools: MemoryTools) -> (Client, tokio::task::JoinHandle<()>) {
     use memloop_mcp::rmcp::ServiceExt;
-    let tools = tools(dir);
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server = tokio::spawn(async move {
         let running = tools.serve(server_io).await.unwrap();

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use memloop_core::time::Clock;
 use memloop_core::EmbedderInfo;
 use memloop_longterm::LongTermStore;
 
@@ -24,6 +25,8 @@ pub trait Backend {
     /// A handle that searches through its vector index (HNSW) at any
     /// partition size, where `handle` scans small partitions exactly.
     fn indexed_handle(&self) -> Arc<dyn LongTermStore>;
+    /// A handle that stamps writes and judges expiry by `clock`.
+    fn handle_at(&self, clock: Clock) -> Arc<dyn LongTermStore>;
 }
 
 pub struct Sqlite {
@@ -50,6 +53,11 @@ impl Backend for Sqlite {
 
     fn indexed_handle(&self) -> Arc<dyn LongTermStore> {
         let options = memloop_store::StoreOptions::default().with_ann_threshold(1);
+        memloop_store::open(self.dir.path(), info(), options).unwrap()
+    }
+
+    fn handle_at(&self, clock: Clock) -> Arc<dyn LongTermStore> {
+        let options = memloop_store::StoreOptions::default().with_clock(clock);
         memloop_store::open(self.dir.path(), info(), options).unwrap()
     }
 }
@@ -113,6 +121,11 @@ impl Backend for Pg {
 
     fn indexed_handle(&self) -> Arc<dyn LongTermStore> {
         let options = memloop_pg::PgOptions::default().with_exact_threshold(1);
+        memloop_pg::open(&self.url, info(), options).unwrap()
+    }
+
+    fn handle_at(&self, clock: Clock) -> Arc<dyn LongTermStore> {
+        let options = memloop_pg::PgOptions::default().with_clock(clock);
         memloop_pg::open(&self.url, info(), options).unwrap()
     }
 }

@@ -9,6 +9,7 @@ use memloop_longterm::{ListQuery, LongTermStore, MemoryUpdate, SearchQuery};
 use serde_json::json;
 
 use crate::backend::{Backend, DIMS};
+pub use crate::expiry::expired_reads_as_deleted_and_counts_leave_it_out;
 
 /// A deterministic unit vector per text: what it means does not matter,
 /// only that equal texts get equal vectors.
@@ -26,7 +27,7 @@ pub fn vector(text: &str) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
-fn add(store: &dyn LongTermStore, scope: &Scope, m: NewMemory) -> String {
+pub(crate) fn add(store: &dyn LongTermStore, scope: &Scope, m: NewMemory) -> String {
     let v = vector(&m.text);
     let mut out = store.insert(scope, vec![(m, v)]).unwrap();
     out.pop().unwrap().0.id
@@ -62,7 +63,7 @@ fn search(store: &dyn LongTermStore, q: SearchQuery) -> Vec<String> {
         .collect()
 }
 
-fn alice() -> Scope {
+pub(crate) fn alice() -> Scope {
     Scope::user("alice")
 }
 

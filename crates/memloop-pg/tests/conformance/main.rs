@@ -1,13 +1,14 @@
 //! One conformance suite for every long-term store: the same tests, run
 //! against the embedded SQLite store and the PostgreSQL store, check the
 //! promises of `memloop_longterm` (CRUD, filters, history, supersession,
-//! forget and purge, tenants, idempotent inserts, TTL, concurrent writers,
+//! forget and purge, tenants, idempotent inserts, TTL and what an expired memory reads as, concurrent writers,
 //! as_of, the outbox). The PostgreSQL half needs the test server
 //! (scripts/pg.sh start; scripts/test.sh starts it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod backend;
 mod cases;
+mod expiry;
 
 /// Runs each case once per backend: `sqlite::case` and `postgres::case`.
 macro_rules! conformance {
@@ -44,6 +45,7 @@ conformance!(
     idempotent_inserts,
     concurrent_identical_inserts_store_one,
     ttl_expired_is_gone,
+    expired_reads_as_deleted_and_counts_leave_it_out,
     concurrent_writers_lose_nothing,
     as_of_reads_the_past,
     another_handle_sees_writes_at_once,

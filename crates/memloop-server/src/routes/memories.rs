@@ -314,7 +314,7 @@ pub struct GetParams {
         (status = 200, body = MemoryByIdDoc),
         (status = 400, description = "Not an id (empty, over 256 bytes, control characters)", body = ErrorBody),
         (status = 401, body = ErrorBody),
-        (status = 404, description = "No such id in this tenant, or deleted or superseded (without include_deleted)", body = ErrorBody)
+        (status = 404, description = "No such id in this tenant, or deleted, superseded or expired (without include_deleted)", body = ErrorBody)
     )
 )]
 pub async fn get(
@@ -326,8 +326,12 @@ pub async fn get(
     check_id(&id)?;
     let lookup = Lookup::include_deleted(p.include_deleted.unwrap_or(false));
     let memory = state.memory().clone();
-    let record = blocking(move || memory.get_with(&tenant.0, &id, lookup)).await?;
-    Ok(Json(json!(MemoryById::new(&record))))
+    let (record, now) = blocking(move || {
+        let record = memory.get_with(&tenant.0, &id, lookup)?;
+        Ok((record, memory.clock().now()))
+    })
+    .await?;
+    Ok(Json(json!(MemoryById::new(&record, now))))
 }
 
 /// Replaces a memory's text (re-embedded) and/or metadata; the old text stays in history.

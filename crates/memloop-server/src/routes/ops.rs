@@ -97,8 +97,8 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 /// Prometheus metrics: request latency histograms and counts per route and
-/// status, requests in flight, memory counts, and what the short-term
-/// buffer holds and has let go.
+/// status, requests in flight, memory counts, what the short-term buffer
+/// holds and has let go, and the long-term sweeper's runs.
 #[utoipa::path(
     get, path = "/metrics", tag = "operations",
     responses(
@@ -128,7 +128,11 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.metrics().render(stats.as_ref(), short_term.as_ref()),
+        state.metrics().render(
+            stats.as_ref(),
+            short_term.as_ref(),
+            state.memory().sweeps().as_ref(),
+        ),
     )
         .into_response()
 }

@@ -58,7 +58,7 @@ fn add_get_update_delete_history() {
         .unwrap();
     assert!(past.valid_until.is_some());
     assert_eq!(
-        memloop::RecordStatus::of(&past),
+        memloop::RecordStatus::at(&past, m.clock().now()),
         memloop::RecordStatus::Deleted
     );
     assert!(matches!(

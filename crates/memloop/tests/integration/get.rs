@@ -25,7 +25,7 @@ fn a_deleted_memory_is_not_found_unless_asked_for_and_its_history_stays() {
 
     let err = m.get(&id).unwrap_err();
     assert!(
-        matches!(&err, Error::NotCurrent { id: i, superseded_by: None } if *i == id),
+        matches!(&err, Error::NotCurrent { id: i, superseded_by: None, expired_at: None } if *i == id),
         "{err:?}"
     );
     assert_eq!(err.class(), ErrorClass::NotFound);
@@ -39,7 +39,7 @@ fn a_deleted_memory_is_not_found_unless_asked_for_and_its_history_stays() {
     let past = m.get_with(T, &id, Lookup::IncludeDeleted).unwrap();
     assert_eq!(past.text, "Alice keeps bees");
     assert!(past.valid_until.is_some());
-    let shown = serde_json::to_value(MemoryById::new(&past)).unwrap();
+    let shown = serde_json::to_value(MemoryById::new(&past, m.clock().now())).unwrap();
     assert_eq!(shown["status"], "deleted", "{shown}");
     assert!(shown["superseded_by"].is_null(), "{shown}");
     assert!(shown["valid_until"].is_string(), "{shown}");
@@ -106,8 +106,11 @@ fn a_superseded_fact_names_its_successor_and_a_deleted_stale_episode_reads_delet
     let old = memory
         .get_with(T, &paris.id, Lookup::IncludeDeleted)
         .unwrap();
-    assert_eq!(RecordStatus::of(&old), RecordStatus::Superseded);
-    let shown = serde_json::to_value(MemoryById::new(&old)).unwrap();
+    assert_eq!(
+        RecordStatus::at(&old, memory.clock().now()),
+        RecordStatus::Superseded
+    );
+    let shown = serde_json::to_value(MemoryById::new(&old, memory.clock().now())).unwrap();
     assert_eq!(shown["status"], "superseded");
     assert_eq!(shown["superseded_by"], berlin.id.as_str());
     assert_eq!(memory.get(&berlin.id).unwrap().text, berlin.text);
@@ -124,7 +127,7 @@ fn a_superseded_fact_names_its_successor_and_a_deleted_stale_episode_reads_delet
         .record
         .clone();
     let got = memory.get(&episode.id).unwrap();
-    let shown = serde_json::to_value(MemoryById::new(&got)).unwrap();
+    let shown = serde_json::to_value(MemoryById::new(&got, memory.clock().now())).unwrap();
     assert_eq!(shown["status"], "current", "{shown}");
     assert_eq!(shown["superseded_by"], berlin.id.as_str(), "{shown}");
 
@@ -140,6 +143,13 @@ fn a_superseded_fact_names_its_successor_and_a_deleted_stale_episode_reads_delet
     let gone = memory
         .get_with(T, &episode.id, Lookup::IncludeDeleted)
         .unwrap();
-    assert_eq!(RecordStatus::of(&gone), RecordStatus::Deleted);
-    assert!(serde_json::to_value(MemoryById::new(&gone)).unwrap()["superseded_by"].is_null());
+    assert_eq!(
+        RecordStatus::at(&gone, memory.clock().now()),
+        RecordStatus::Deleted
+    );
+    assert!(
+        serde_json::to_value(MemoryById::new(&gone, memory.clock().now())).unwrap()
+            ["superseded_by"]
+            .is_null()
+    );
 }

@@ -17,6 +17,7 @@ mod sides;
 mod stale;
 mod stub;
 mod supersession;
+mod sweeper;
 mod turn;
 
 use std::sync::{Arc, OnceLock};
