@@ -9,7 +9,7 @@
 //! bfloat16 inputs, f32 sums.
 
 use super::avx512::PANEL;
-use super::{rows_in_cache, split_columns, to_bf16, vectorised, KEEP_BYTES};
+use super::{row_blocks, row_tiles, rows_in_cache, split_columns, to_bf16, vectorised, KEEP_BYTES};
 
 /// A weight matrix (`k × n`, k even, n a multiple of PANEL) in bfloat16:
 /// for each panel of 48 columns, for each pair of rows (2i, 2i + 1), 48
@@ -112,20 +112,10 @@ fn run_panels(
     ldc: usize,
 ) {
     let kp = b.k / 2;
-    let row_block = rows_in_cache(4 * kp);
-    let mut r0 = 0;
-    while r0 < m {
-        let rows = row_block.min(m - r0);
+    for block in row_blocks(m, rows_in_cache(4 * kp)) {
         for (i, p) in panels.clone().enumerate() {
             let panel = &b.data[p * kp * PANEL..(p + 1) * kp * PANEL];
-            let mut r = r0;
-            while r < r0 + rows {
-                let mr = match r0 + rows - r {
-                    8.. => 8,
-                    4..=7 => 4,
-                    2..=3 => 2,
-                    _ => 1,
-                };
+            for (r, mr) in row_tiles(block.clone()) {
                 let (ar, cr) = (&a[r * kp..], &mut c[r * ldc + i * PANEL..]);
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `product` checked the CPU's features; `ar` holds
@@ -142,10 +132,8 @@ fn run_panels(
                 }
                 #[cfg(not(target_arch = "x86_64"))]
                 let _ = (ar, cr, panel);
-                r += mr;
             }
         }
-        r0 += rows;
     }
 }
 

@@ -15,7 +15,7 @@
 //! computed at load.
 
 use super::avx512::PANEL;
-use super::{rows_in_cache, split_columns, vectorised, KEEP_BYTES};
+use super::{row_blocks, row_tiles, rows_in_cache, split_columns, vectorised, KEEP_BYTES};
 
 /// A weight matrix (`k × n`, k a multiple of 4, n of PANEL) in int8: for
 /// each panel of 48 columns, for each quad of rows (4i … 4i + 3), 48 u32s,
@@ -217,22 +217,12 @@ fn run_panels(
     ldc: usize,
 ) {
     let kq = b.k / 4;
-    let row_block = rows_in_cache(4 * kq);
-    let mut r0 = 0;
-    while r0 < m {
-        let rows = row_block.min(m - r0);
+    for block in row_blocks(m, rows_in_cache(4 * kq)) {
         for (i, p) in panels.clone().enumerate() {
             let panel = &b.data[p * kq * PANEL..(p + 1) * kq * PANEL];
             let cols = p * PANEL..(p + 1) * PANEL;
             let (scale, sums) = (&b.scale[cols.clone()], &b.sums[cols]);
-            let mut r = r0;
-            while r < r0 + rows {
-                let mr = match r0 + rows - r {
-                    8.. => 8,
-                    4..=7 => 4,
-                    2..=3 => 2,
-                    _ => 1,
-                };
+            for (r, mr) in row_tiles(block.clone()) {
                 let (ar, cr) = (&a.quads[r * kq..], &mut c[r * ldc + i * PANEL..]);
                 let out = kernel::Out {
                     rows: &a.scales[r..r + mr],
@@ -255,7 +245,6 @@ fn run_panels(
                 }
                 #[cfg(not(target_arch = "x86_64"))]
                 let _ = (ar, cr, panel, out);
-                r += mr;
             }
             for &ch in a.outliers {
                 // The channel's row of this panel's weights, scaled back to f32.
@@ -264,7 +253,7 @@ fn run_panels(
                 for ((w, &q), &s) in w.iter_mut().zip(quads).zip(scale) {
                     *w = f32::from((q >> (8 * (ch % 4))) as u8 as i8) * s;
                 }
-                for row in r0..r0 + rows {
+                for row in block.clone() {
                     let x = a.f32s[row * b.k + ch];
                     let cr = &mut c[row * ldc + i * PANEL..row * ldc + (i + 1) * PANEL];
                     vectorised(
@@ -274,7 +263,6 @@ fn run_panels(
                 }
             }
         }
-        r0 += rows;
     }
 }
 

@@ -334,6 +334,31 @@ fn rows_in_cache(row_bytes: usize) -> usize {
     ((1 << 20) / row_bytes.max(1)).max(8) / 8 * 8
 }
 
+/// `0..m` in blocks of at most `block` rows (see [`rows_in_cache`]).
+fn row_blocks(m: usize, block: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let block = block.max(1);
+    (0..m).step_by(block).map(move |r0| r0..(r0 + block).min(m))
+}
+
+/// The rows of `block` in register tiles of 8, then 4, 2 and 1 rows: (first
+/// row, rows), as the bfloat16 and int8 kernels take them.
+fn row_tiles(block: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
+    let end = block.end;
+    let tile = move |r: usize| {
+        let mr = match end - r {
+            8.. => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        (r, mr)
+    };
+    std::iter::successors(
+        (block.start < end).then(|| tile(block.start)),
+        move |&(r, mr)| (r + mr < end).then(|| tile(r + mr)),
+    )
+}
+
 /// f32 to bfloat16, rounding to nearest even.
 #[inline(always)]
 fn to_bf16(x: f32) -> u16 {

@@ -2,7 +2,7 @@
 //! panel kernels (AVX-512, AVX2) share: columns split among threads, rows
 //! in blocks that stay in cache, each block's rows copied k-major.
 
-use super::{rows_in_cache, split_columns, to_bf16};
+use super::{row_blocks, rows_in_cache, split_columns, to_bf16};
 
 /// A weight matrix (`k × n`, row-major, n a multiple of `panel`) packed
 /// into column panels: panel p holds, for each of the k rows, its `panel`
@@ -111,10 +111,8 @@ fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize, block
         threads,
         c,
         |panels, part, ldc| {
-            let row_block = rows_in_cache(4 * b.k);
-            let mut r0 = 0;
-            while r0 < m {
-                let rows = row_block.min(m - r0);
+            for rows in row_blocks(m, rows_in_cache(4 * b.k)) {
+                let (r0, rows) = (rows.start, rows.len());
                 // SAFETY: `Kernel::product` checked that this CPU has the
                 // kernel's instructions; the sizes were checked above and
                 // `split_columns` hands each part `m` rows at stride `ldc`
@@ -130,7 +128,6 @@ fn product(a: &[f32], m: usize, b: &Packed, c: &mut [f32], threads: usize, block
                         ldc,
                     )
                 };
-                r0 += rows;
             }
         },
     )
