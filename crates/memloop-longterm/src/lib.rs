@@ -71,6 +71,7 @@ pub mod par;
 pub mod pieces;
 mod query;
 pub mod rank;
+pub mod write;
 
 use memloop_core::time::Clock;
 use memloop_core::{

@@ -1,9 +1,10 @@
 //! Writes: each one transaction that changes `memories` and appends to
 //! `history` together (the keyword statistics follow by trigger).
 
-use memloop_core::text::{content_hash, identity_hash};
+use memloop_core::text::identity_hash;
 use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use memloop_longterm::checks::check_new;
+use memloop_longterm::write::{self as rules, Change, NewRecord};
 use memloop_longterm::{EmbedFn, ExpireReport, ForgetReport, MemoryUpdate};
 use pgvector::HalfVector;
 use serde_json::Value;
@@ -53,7 +54,7 @@ fn get_for_update(tx: &mut Tx<'_>, tenant: &str, id: &str) -> Result<(i64, Strin
 /// Marks the current episodes `old` was distilled from (same session, a
 /// turn in common) as holding a claim `new_id` replaced.
 fn mark_evidence(tx: &mut Tx<'_>, partition: &str, old: &MemoryRecord, new_id: &str) -> Result<()> {
-    if old.kind == memloop_core::Kind::Episode || old.provenance.turn_ids.is_empty() {
+    if !rules::marks_evidence(old) {
         return Ok(());
     }
     tx.execute(
@@ -103,7 +104,7 @@ impl PgStore {
             let mut out = Vec::with_capacity(items.len());
             for ((m, v), hash) in items.iter().zip(&hashes) {
                 if let Some(existing) =
-                    find_duplicate(tx, &partition, scope, hash, m.kind.as_str())?
+                    find_duplicate(tx, &partition, scope, hash, m.kind.as_str(), now)?
                 {
                     out.push((existing, Event::Noop));
                     continue;
@@ -126,15 +127,9 @@ impl PgStore {
         let now = self.now();
         self.tx(Tenancy::One(tenant), |tx| {
             let (rid, partition, mut rec) = get_for_update(tx, tenant, id)?;
-            if rec.valid_until.is_some() {
-                return Err(Error::invalid(format!(
-                    "memory {id} was deleted or superseded and is kept only as history: update the current memory instead"
-                )));
-            }
-            let old_text = rec.text.clone();
-            if let Some((text, v)) = &change.text {
-                rec.content_hash = content_hash(text);
-                rec.text = text.clone();
+            rules::check_current(&rec, Change::Update, now)?;
+            let old_text = rules::apply_update(&mut rec, &change, now);
+            if let Some((_, v)) = &change.text {
                 let (tsv, len) = terms::document(
                     self.analyzer(),
                     &rec.text,
@@ -148,16 +143,6 @@ impl PgStore {
                 )?;
                 replace_pieces(tx, rid, &change.pieces)?;
             }
-            if let Some(m) = &change.metadata {
-                rec.metadata = m.clone();
-            }
-            if let Some(e) = change.expires_at {
-                rec.expires_at = e;
-            }
-            if let Some(i) = change.importance {
-                rec.importance = i.clamp(0.0, 1.0);
-            }
-            rec.updated_at = now;
             tx.execute(
                 "UPDATE memories SET metadata = $1, expires_at = $2, importance = $3, updated_at = $4 WHERE rid = $5",
                 &[&rec.metadata, &rec.expires_at, &rec.importance, &now, &rid],
@@ -186,13 +171,10 @@ impl PgStore {
         let now = self.now();
         self.tx(Tenancy::One(tenant), |tx| {
             let (rid, partition, mut rec) = get_for_update(tx, tenant, id)?;
-            if rec.valid_until.is_some() {
-                return Err(Error::invalid(format!(
-                    "memory {id} is already deleted or superseded"
-                )));
-            }
+            rules::check_current(&rec, Change::Delete, now)?;
+            rules::mark_deleted(&mut rec, now);
             tx.execute(
-                "UPDATE memories SET valid_until = $1, updated_at = $1 WHERE rid = $2",
+                "UPDATE memories SET valid_until = $1, updated_at = $1, superseded_by = NULL WHERE rid = $2",
                 &[&now, &rid],
             )?;
             log_history(
@@ -206,8 +188,6 @@ impl PgStore {
                 reason,
                 now,
             )?;
-            rec.valid_until = Some(now);
-            rec.updated_at = now;
             Ok(rec)
         })
     }
@@ -231,18 +211,8 @@ impl PgStore {
             if old_partition != partition {
                 return Err(Error::NotFound(old_id.to_string()));
             }
-            if old.valid_until.is_some() {
-                return Err(Error::invalid(format!(
-                    "memory {old_id} is already deleted or superseded"
-                )));
-            }
-            // The old fact held until the new one began (world time), but
-            // never ends before it started nor after now.
-            let end = m
-                .valid_from
-                .unwrap_or(now)
-                .min(now)
-                .max(old.valid_from.saturating_add(1).min(now));
+            rules::check_current(&old, Change::Supersede, now)?;
+            let end = rules::supersession_end(&old, m.valid_from, now);
             let added = self.add_in(tx, &partition, scope, m.clone(), &v, hash.clone(), Some(reason), now)?;
             tx.execute(
                 "UPDATE memories SET valid_until = $1, updated_at = $2, superseded_by = $3 WHERE rid = $4",
@@ -257,12 +227,10 @@ impl PgStore {
                 Event::Update,
                 Some(&old.text),
                 Some(&m.text),
-                Some(&format!("superseded by {}: {reason}", added.id)),
+                Some(&rules::superseded_reason(&added.id, reason)),
                 now,
             )?;
-            old.valid_until = Some(end);
-            old.updated_at = now;
-            old.superseded_by = Some(added.id.clone());
+            rules::mark_superseded(&mut old, end, &added.id, now);
             Ok((added, old))
         })
     }
@@ -334,11 +302,8 @@ impl PgStore {
             for row in queued {
                 let id: i64 = row.get(0);
                 let queued_scope: Value = row.get(1);
-                let covered = serde_json::from_value::<Scope>(queued_scope).is_ok_and(|s| {
-                    s.partition().ok().as_deref() == Some(partition.as_str())
-                        && (scope.agent_id.is_none() || s.agent_id == scope.agent_id)
-                        && (scope.session_id.is_none() || s.session_id == scope.session_id)
-                });
+                let covered = serde_json::from_value::<Scope>(queued_scope)
+                    .is_ok_and(|q| rules::forget_drops_queued(scope, &partition, &q));
                 if covered {
                     tx.execute("DELETE FROM outbox WHERE id = $1", &[&id])?;
                 }
@@ -477,26 +442,8 @@ impl PgStore {
         reason: Option<&str>,
         now: i64,
     ) -> Result<MemoryRecord> {
-        let record = MemoryRecord {
-            id: uuid::Uuid::now_v7().to_string(),
-            text: m.text,
-            context: m.context,
-            kind: m.kind,
-            scope: scope.clone(),
-            metadata: m.metadata,
-            created_at: now,
-            updated_at: now,
-            valid_from: m.valid_from.unwrap_or(now),
-            valid_until: None,
-            expires_at: m.expires_at,
-            importance: m.importance.unwrap_or(0.5),
-            access_count: 0,
-            last_accessed_at: None,
-            provenance: m.provenance,
-            content_hash: hash,
-            superseded_by: None,
-        };
-        insert_row(self, tx, partition, &record, v, &m.pieces)?;
+        let NewRecord { record, pieces, .. } = NewRecord::build(scope, m, hash, now);
+        insert_row(self, tx, partition, &record, v, &pieces)?;
         log_history(
             tx,
             &record.id,
@@ -518,6 +465,7 @@ fn find_duplicate(
     scope: &Scope,
     hash: &str,
     kind: &str,
+    now: i64,
 ) -> Result<Option<MemoryRecord>> {
     let rows = tx.query(
         &format!(
@@ -528,7 +476,7 @@ fn find_duplicate(
     )?;
     for row in &rows {
         let (_, rec) = record_from_row(row)?;
-        if rec.scope == *scope {
+        if rules::is_duplicate(&rec, scope, now) {
             return Ok(Some(rec));
         }
     }

@@ -1,13 +1,14 @@
 //! Writes: each one transaction that changes `memories`, appends to `history`
 //! and to `index_log` together, so the derived indexes can always catch up.
 
-use memloop_core::text::{content_hash, identity_hash};
+use memloop_core::text::identity_hash;
 use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
 use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
 use memloop_longterm::checks::check_new;
+use memloop_longterm::write::{self as rules, Change, NewRecord};
 use memloop_longterm::{EmbedFn, ForgetReport, MemoryUpdate};
 
 pub(crate) fn log_change(tx: &Transaction<'_>, partition: &str, row: i64) -> Result<()> {
@@ -57,7 +58,7 @@ fn mark_evidence(
     old: &MemoryRecord,
     new_id: &str,
 ) -> Result<()> {
-    if old.kind == memloop_core::Kind::Episode || old.provenance.turn_ids.is_empty() {
+    if !rules::marks_evidence(old) {
         return Ok(());
     }
     let turn_ids = serde_json::to_string(&old.provenance.turn_ids)
@@ -144,26 +145,15 @@ impl EmbeddedStore {
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
-        if rec.valid_until.is_some() {
-            return Err(Error::invalid(format!(
-                "memory {id} was deleted or superseded and is kept only as history: update the current memory instead"
-            )));
-        }
-        if rec.is_expired(now) {
-            return Err(Error::invalid(format!(
-                "memory {id} has expired (its TTL passed) and is kept only until gc deletes it: add it again to keep it"
-            )));
-        }
-        let old_text = rec.text.clone();
-        if let Some((text, v)) = change.text {
-            rec.content_hash = content_hash(&text);
-            rec.text = text;
+        rules::check_current(&rec, Change::Update, now)?;
+        let old_text = rules::apply_update(&mut rec, &change, now);
+        if let Some((_, v)) = &change.text {
             tx.execute(
                 "UPDATE memories SET text = ?1, content_hash = ?2, embedding = ?3, terms = ?4 WHERE row = ?5",
                 params![
                     rec.text,
                     rec.content_hash,
-                    vector_to_blob(&with_pieces(&v, &change.pieces)),
+                    vector_to_blob(&with_pieces(v, &change.pieces)),
                     crate::stored_terms::of(&rec.text, rec.context.as_deref()),
                     row
                 ],
@@ -171,16 +161,6 @@ impl EmbeddedStore {
             .map_err(sql_err)?;
             crate::graph::replace_links(&tx, &partition, row, &change.links)?;
         }
-        if let Some(m) = change.metadata {
-            rec.metadata = m;
-        }
-        if let Some(e) = change.expires_at {
-            rec.expires_at = e;
-        }
-        if let Some(i) = change.importance {
-            rec.importance = i.clamp(0.0, 1.0);
-        }
-        rec.updated_at = now;
         tx.execute(
             "UPDATE memories SET metadata = ?1, expires_at = ?2, importance = ?3, updated_at = ?4 WHERE row = ?5",
             params![rec.metadata.to_string(), rec.expires_at, f64::from(rec.importance), now, row],
@@ -214,14 +194,8 @@ impl EmbeddedStore {
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, partition, mut rec) = get_by_id(&tx, tenant, id)?;
-        if rec.valid_until.is_some() {
-            return Err(Error::invalid(format!(
-                "memory {id} is already deleted or superseded"
-            )));
-        }
-        // A deleted memory names no successor (`superseded_by` null), so it
-        // reads as deleted, not superseded, even if it was an episode marked
-        // as evidence of a replaced claim.
+        rules::check_current(&rec, Change::Delete, now)?;
+        rules::mark_deleted(&mut rec, now);
         tx.execute(
             "UPDATE memories SET valid_until = ?1, updated_at = ?1, superseded_by = NULL WHERE row = ?2",
             params![now, row],
@@ -240,9 +214,6 @@ impl EmbeddedStore {
         log_change(&tx, &partition, row)?;
         self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
-        rec.valid_until = Some(now);
-        rec.updated_at = now;
-        rec.superseded_by = None;
         Ok(rec)
     }
 
@@ -266,23 +237,8 @@ impl EmbeddedStore {
         if old_partition != partition {
             return Err(Error::NotFound(old_id.to_string()));
         }
-        if old.valid_until.is_some() {
-            return Err(Error::invalid(format!(
-                "memory {old_id} is already deleted or superseded"
-            )));
-        }
-        if old.is_expired(now) {
-            return Err(Error::invalid(format!(
-                "memory {old_id} has expired (its TTL passed): add the new memory instead of superseding it"
-            )));
-        }
-        // The old fact held until the new one began (world time), but never
-        // ends before it started nor after now.
-        let end = m
-            .valid_from
-            .unwrap_or(now)
-            .min(now)
-            .max(old.valid_from.saturating_add(1).min(now));
+        rules::check_current(&old, Change::Supersede, now)?;
+        let end = rules::supersession_end(&old, m.valid_from, now);
         let hash = identity_hash(&m);
         let new_text = m.text.clone();
         let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
@@ -300,14 +256,12 @@ impl EmbeddedStore {
             Event::Update,
             Some(&old.text),
             Some(&new_text),
-            Some(&format!("superseded by {}: {reason}", added.id)),
+            Some(&rules::superseded_reason(&added.id, reason)),
             now,
         )?;
         self.access.write_in(&tx)?;
         tx.commit().map_err(sql_err)?;
-        old.valid_until = Some(end);
-        old.updated_at = now;
-        old.superseded_by = Some(added.id.clone());
+        rules::mark_superseded(&mut old, end, &added.id, now);
         Ok((added, old))
     }
 
@@ -420,11 +374,8 @@ impl EmbeddedStore {
             rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
         };
         for (id, queued_scope) in queued {
-            let covered = serde_json::from_str::<Scope>(&queued_scope).is_ok_and(|s| {
-                s.partition().ok().as_deref() == Some(partition)
-                    && (scope.agent_id.is_none() || s.agent_id == scope.agent_id)
-                    && (scope.session_id.is_none() || s.session_id == scope.session_id)
-            });
+            let covered = serde_json::from_str::<Scope>(&queued_scope)
+                .is_ok_and(|q| rules::forget_drops_queued(scope, partition, &q));
             if covered {
                 tx.execute("DELETE FROM outbox WHERE id = ?1", [id])
                     .map_err(sql_err)?;
@@ -512,33 +463,17 @@ fn add_in(
     reason: Option<&str>,
     now: i64,
 ) -> Result<MemoryRecord> {
-    let id = uuid::Uuid::now_v7().to_string();
-    let links = m.links;
-    let vectors = with_pieces(v, &m.pieces);
-    let record = MemoryRecord {
-        id: id.clone(),
-        text: m.text,
-        context: m.context,
-        kind: m.kind,
-        scope: scope.clone(),
-        metadata: m.metadata,
-        created_at: now,
-        updated_at: now,
-        valid_from: m.valid_from.unwrap_or(now),
-        valid_until: None,
-        expires_at: m.expires_at,
-        importance: m.importance.unwrap_or(0.5),
-        access_count: 0,
-        last_accessed_at: None,
-        provenance: m.provenance,
-        content_hash: hash,
-        superseded_by: None,
-    };
+    let NewRecord {
+        record,
+        pieces,
+        links,
+    } = NewRecord::build(scope, m, hash, now);
+    let vectors = with_pieces(v, &pieces);
     let row = insert_row(tx, partition, &record, &vectors)?;
     crate::graph::write_links(tx, partition, row, &links)?;
     log_history(
         tx,
-        &id,
+        &record.id,
         partition,
         Event::Add,
         None,
@@ -576,7 +511,7 @@ fn find_duplicate(
         .map_err(sql_err)?;
     for r in rows {
         let (_, rec) = r.map_err(sql_err)?;
-        if rec.scope == *scope && !rec.is_expired(now) {
+        if rules::is_duplicate(&rec, scope, now) {
             return Ok(Some(rec));
         }
     }

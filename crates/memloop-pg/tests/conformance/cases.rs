@@ -9,6 +9,9 @@ use memloop_longterm::{ListQuery, LongTermStore, MemoryUpdate, SearchQuery};
 use serde_json::json;
 
 use crate::backend::{Backend, DIMS};
+pub use crate::changes::{
+    a_deleted_evidence_episode_reads_as_deleted, changes_to_ended_memories_are_refused_alike,
+};
 pub use crate::expiry::expired_reads_as_deleted_and_counts_leave_it_out;
 
 /// A deterministic unit vector per text: what it means does not matter,

@@ -1,13 +1,14 @@
 //! One conformance suite for every long-term store: the same tests, run
 //! against the embedded SQLite store and the PostgreSQL store, check the
 //! promises of `memloop_longterm` (CRUD, filters, history, supersession,
-//! forget and purge, tenants, idempotent inserts, TTL and what an expired memory reads as, concurrent writers,
+//! forget and purge, tenants, idempotent inserts, TTL and what an expired memory reads as, changes to ended memories, concurrent writers,
 //! as_of, the outbox). The PostgreSQL half needs the test server
 //! (scripts/pg.sh start; scripts/test.sh starts it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod backend;
 mod cases;
+mod changes;
 mod expiry;
 
 /// Runs each case once per backend: `sqlite::case` and `postgres::case`.
@@ -55,4 +56,6 @@ conformance!(
     sessions_on_a_time_axis,
     time_window_filters_and_boosts,
     pieces_answer_for_their_memory,
+    changes_to_ended_memories_are_refused_alike,
+    a_deleted_evidence_episode_reads_as_deleted,
 );
