@@ -1,5 +1,5 @@
 //! Retrieval counts, kept in memory and written in batches, for any
-//! backend (`LongTermStore::record_access`): a search must not pay for a
+//! backend (`MemoryStore::record_access`): a search must not pay for a
 //! write transaction (and its sync) to count its hits. Pending counts are
 //! written by a background thread every few seconds, or at once when too
 //! many are pending (the thread is woken: the search that filled the

@@ -5,7 +5,7 @@
 //! removes its mentions (and with `purge`, the names no memory mentions).
 
 use memloop_core::links::EntityKind;
-use memloop_core::MemoryRecord;
+use memloop_core::{MemoryRecord, Result, Scope};
 use serde::Serialize;
 
 /// An entity named in a scope's current memories.
@@ -61,7 +61,7 @@ pub struct Linked {
 }
 
 /// How a search follows entity links from its best hits (done by the
-/// facade over [`crate::LongTermStore::linked`]): the top `seeds` hits'
+/// facade over [`GraphStore::linked`]): the top `seeds` hits'
 /// entities lead to other current memories naming them, each scored
 /// `weight` × the score of the hit it was reached from (× `weight` again
 /// per further hop), so a linked memory ranks below what led to it.
@@ -98,4 +98,23 @@ impl Expansion {
     pub fn is_on(&self) -> bool {
         self.hops > 0 && self.seeds > 0 && self.weight > 0.0
     }
+}
+
+/// The entity graph a backend keeps beside its memories (same database,
+/// same transactions), read by scope: another tenant's or user's entities
+/// are never seen, and a memory that is deleted, superseded or expired
+/// links nothing. A backend that keeps no graph says so by answering none
+/// (PostgreSQL, for now: `memloop-pg`'s `seam.rs`).
+pub trait GraphStore: Send + Sync {
+    /// The entities named by current memories of `scope` (its partition,
+    /// narrowed as `scope` narrows it), most mentioned first.
+    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>>;
+
+    /// One entity of `scope` by name (any case), with its relations, the
+    /// entities named beside it and the memories naming it, or None.
+    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>>;
+
+    /// The current memories of `scope` that share an entity with one of
+    /// the memories `seed_ids` (themselves left out), within `limits`.
+    fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>>;
 }

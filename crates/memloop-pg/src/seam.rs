@@ -5,15 +5,16 @@ use memloop_core::{
     EmbedderInfo, Event, HistoryEntry, MemoryRecord, NewMemory, Result, Scope, SearchHit,
 };
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
+use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
-    EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
-    OutboxEntry, SearchQuery, SessionInfo, Stats,
+    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, MemoryStore, MemoryUpdate,
+    Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
 };
 use serde_json::Value;
 
 use crate::PgStore;
 
-impl LongTermStore for PgStore {
+impl MemoryStore for PgStore {
     fn location(&self) -> String {
         self.location.clone()
     }
@@ -65,16 +66,8 @@ impl LongTermStore for PgStore {
         self.access.record(tenant, ids, self.now())
     }
 
-    fn expire(&self) -> Result<ExpireReport> {
-        PgStore::expire(self)
-    }
-
     fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
         PgStore::forget(self, scope, purge)
-    }
-
-    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
-        PgStore::reindex(self, embed, progress)
     }
 
     fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
@@ -108,17 +101,9 @@ impl LongTermStore for PgStore {
     fn stats(&self) -> Result<Stats> {
         PgStore::stats(self)
     }
+}
 
-    /// Writes the retrieval counts waiting in memory; there is no index
-    /// to save (the database holds every one).
-    fn flush(&self) -> Result<()> {
-        self.access.flush()
-    }
-
-    fn compact(&self) -> Result<usize> {
-        PgStore::compact(self)
-    }
-
+impl Outbox for PgStore {
     fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
         PgStore::outbox_push(self, scope, payload, error)
     }
@@ -137,6 +122,48 @@ impl LongTermStore for PgStore {
 
     fn outbox_len(&self) -> Result<usize> {
         PgStore::outbox_len(self)
+    }
+}
+
+/// PostgreSQL keeps no entity graph yet: it stores no mentions or
+/// relations, so it names no entities, links none and expands no search
+/// (`search --expand` finds nothing more here than without it).
+impl GraphStore for PgStore {
+    fn graph_entities(&self, _scope: &Scope) -> Result<Vec<GraphEntity>> {
+        Ok(Vec::new())
+    }
+
+    fn entity_links(&self, _scope: &Scope, _name: &str) -> Result<Option<EntityLinks>> {
+        Ok(None)
+    }
+
+    fn linked(
+        &self,
+        _scope: &Scope,
+        _seed_ids: &[&str],
+        _limits: &LinkLimits,
+    ) -> Result<Vec<Linked>> {
+        Ok(Vec::new())
+    }
+}
+
+impl Upkeep for PgStore {
+    fn expire(&self) -> Result<ExpireReport> {
+        PgStore::expire(self)
+    }
+
+    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        PgStore::reindex(self, embed, progress)
+    }
+
+    /// Writes the retrieval counts waiting in memory; there is no index
+    /// to save (the database holds every one).
+    fn flush(&self) -> Result<()> {
+        self.access.flush()
+    }
+
+    fn compact(&self) -> Result<usize> {
+        PgStore::compact(self)
     }
 
     fn dump(

@@ -10,6 +10,6 @@
 
 pub mod extract;
 pub mod gate;
-mod tokens;
+mod sentences;
 
 pub use gate::{GateConfig, GateDecision};

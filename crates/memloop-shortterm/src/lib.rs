@@ -3,12 +3,15 @@
 //! process on the same session, surviving their restarts). Both keep a
 //! session's newest `max_turns_stored` turns and let a session idle for
 //! `ttl_secs` go; the in-process one also keeps within `max_bytes` in all
-//! ([`Limits`]).
+//! ([`Limits`]). The Redis buffer is behind the `redis` feature (on by
+//! default).
 
 mod in_process;
+#[cfg(feature = "redis")]
 mod redis_buffer;
 
 pub use in_process::InProcessBuffer;
+#[cfg(feature = "redis")]
 pub use redis_buffer::{redacted, RedisBuffer};
 
 /// Turns a session keeps by default: the prompt window (`[loop.budget]

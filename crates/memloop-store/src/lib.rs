@@ -55,11 +55,13 @@ use memloop_core::{EmbedderInfo, Error, Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use memloop_longterm::{
-    Decay, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate, OutboxEntry,
-    SearchQuery, Stats, DEFAULT_VECTOR_WEIGHT,
+    Decay, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, LongTermStore, MemoryStore,
+    MemoryUpdate, Outbox, OutboxEntry, SearchQuery, Stats, Upkeep, DEFAULT_VECTOR_WEIGHT,
 };
 
 use access::AccessLog;
+/// The store's traits, to call their methods on a store: `use memloop_store::prelude::*`.
+pub use memloop_longterm::prelude;
 use partition::PartitionIndex;
 pub use partition::{load_saved_graph, IndexStatus};
 

@@ -435,7 +435,7 @@ impl EmbeddedStore {
                 Some(stored) => self.insert_terms(
                     &mut keywords,
                     row,
-                    stored_terms::read(stored),
+                    stored_terms::parse(stored),
                     speaker.as_deref(),
                 ),
                 None => {
@@ -973,7 +973,7 @@ impl EmbeddedStore {
         speaker: Option<&str>,
     ) {
         match stored {
-            Some(stored) => self.insert_terms(k, row, stored_terms::read(stored), speaker),
+            Some(stored) => self.insert_terms(k, row, stored_terms::parse(stored), speaker),
             None => {
                 let (terms, context_terms) = stored_terms::analyse(text, context, memo);
                 let terms = (as_strs(&terms), as_strs(&context_terms));

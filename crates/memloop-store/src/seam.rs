@@ -1,4 +1,4 @@
-//! The embedded store behind the `LongTermStore` seam. Each method runs the
+//! The embedded store behind the `LongTermStore` seam (its four traits). Each method runs the
 //! store's own operation and names the data directory in any error it
 //! raised without it (a SQLite error deep in a statement knows no paths),
 //! so nothing leaves the store unlocated.
@@ -10,8 +10,8 @@ use memloop_core::{
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
-    EmbedFn, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, MemoryUpdate,
-    OutboxEntry, SearchQuery, SessionInfo, Stats,
+    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, MemoryStore, MemoryUpdate,
+    Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
 };
 use serde_json::Value;
 
@@ -30,7 +30,7 @@ impl EmbeddedStore {
     }
 }
 
-impl LongTermStore for EmbeddedStore {
+impl MemoryStore for EmbeddedStore {
     fn location(&self) -> String {
         self.dir.display().to_string()
     }
@@ -93,16 +93,8 @@ impl LongTermStore for EmbeddedStore {
         self.located(self.access.record(tenant, ids))
     }
 
-    fn expire(&self) -> Result<ExpireReport> {
-        self.located(EmbeddedStore::expire(self))
-    }
-
     fn forget(&self, scope: &Scope, purge: bool) -> Result<ForgetReport> {
         self.located(EmbeddedStore::forget(self, scope, purge))
-    }
-
-    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
-        self.located(EmbeddedStore::reindex(self, embed, progress))
     }
 
     fn get(&self, tenant: &str, id: &str) -> Result<MemoryRecord> {
@@ -125,18 +117,6 @@ impl LongTermStore for EmbeddedStore {
         self.located(EmbeddedStore::sessions(self, scope))
     }
 
-    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
-        self.located(EmbeddedStore::graph_entities(self, scope))
-    }
-
-    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
-        self.located(EmbeddedStore::entity_links(self, scope, name))
-    }
-
-    fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>> {
-        self.located(EmbeddedStore::linked(self, scope, seed_ids, limits))
-    }
-
     fn history(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         self.located(EmbeddedStore::history(self, tenant, id))
     }
@@ -148,15 +128,9 @@ impl LongTermStore for EmbeddedStore {
     fn stats(&self) -> Result<Stats> {
         self.located(EmbeddedStore::stats(self))
     }
+}
 
-    fn flush(&self) -> Result<()> {
-        self.located(EmbeddedStore::flush(self))
-    }
-
-    fn compact(&self) -> Result<usize> {
-        self.located(EmbeddedStore::compact_log(self))
-    }
-
+impl Outbox for EmbeddedStore {
     fn outbox_push(&self, scope: &Scope, payload: &Value, error: &str) -> Result<i64> {
         self.located(EmbeddedStore::outbox_push(self, scope, payload, error))
     }
@@ -175,6 +149,38 @@ impl LongTermStore for EmbeddedStore {
 
     fn outbox_len(&self) -> Result<usize> {
         self.located(EmbeddedStore::outbox_len(self))
+    }
+}
+
+impl GraphStore for EmbeddedStore {
+    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
+        self.located(EmbeddedStore::graph_entities(self, scope))
+    }
+
+    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
+        self.located(EmbeddedStore::entity_links(self, scope, name))
+    }
+
+    fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>> {
+        self.located(EmbeddedStore::linked(self, scope, seed_ids, limits))
+    }
+}
+
+impl Upkeep for EmbeddedStore {
+    fn expire(&self) -> Result<ExpireReport> {
+        self.located(EmbeddedStore::expire(self))
+    }
+
+    fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        self.located(EmbeddedStore::reindex(self, embed, progress))
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.located(EmbeddedStore::flush(self))
+    }
+
+    fn compact(&self) -> Result<usize> {
+        self.located(EmbeddedStore::compact_log(self))
     }
 
     fn dump(

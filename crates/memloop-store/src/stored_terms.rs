@@ -45,7 +45,7 @@ pub(crate) fn of(text: &str, context: Option<&str>) -> String {
 
 /// The text's terms and the context's terms of a stored form, as they
 /// are read (nothing collected).
-pub(crate) fn read(stored: &str) -> (Terms<'_>, Terms<'_>) {
+pub(crate) fn parse(stored: &str) -> (Terms<'_>, Terms<'_>) {
     let (own, context) = stored.split_once('\n').unwrap_or((stored, ""));
     (split(own), split(context))
 }
@@ -65,7 +65,7 @@ mod tests {
         let text = "Melanie went hiking with her kids, then painted a sunrise!";
         let context = "Caroline: How was the weekend?\nMelanie: Busy.";
         let stored = of(text, Some(context));
-        let (own, ctx) = read(&stored);
+        let (own, ctx) = parse(&stored);
         let (own, ctx): (Vec<&str>, Vec<&str>) = (own.collect(), ctx.collect());
         assert_eq!(own, ANALYZER.terms(text));
         assert_eq!(ctx, ANALYZER.terms(context));
@@ -75,7 +75,7 @@ mod tests {
     #[test]
     fn no_context_and_no_words_read_back_empty() {
         let read = |stored: &str| -> (Vec<String>, Vec<String>) {
-            let (own, ctx) = read(stored);
+            let (own, ctx) = parse(stored);
             (
                 own.map(String::from).collect(),
                 ctx.map(String::from).collect(),

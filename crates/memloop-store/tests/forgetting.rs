@@ -10,9 +10,9 @@ use std::path::Path;
 
 use memloop_core::time::Clock;
 use memloop_core::{EmbedderInfo, Event, Kind, NewMemory, Scope};
+use memloop_store::prelude::*;
 use memloop_store::{
-    load_saved_graph, Decay, EmbeddedStore, ListQuery, LongTermStore, MemoryUpdate, SearchQuery,
-    StoreOptions,
+    load_saved_graph, Decay, EmbeddedStore, ListQuery, MemoryUpdate, SearchQuery, StoreOptions,
 };
 
 const DIMS: usize = 16;

@@ -6,7 +6,8 @@
 use memloop_core::links::{EntityKind, Links};
 use memloop_core::{EmbedderInfo, NewMemory, Scope};
 use memloop_longterm::graph::LinkLimits;
-use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, MemoryUpdate, StoreOptions};
 
 const DIMS: usize = 4;
 

@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use memloop_core::{NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, SearchQuery, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, SearchQuery, StoreOptions};
 
 mod common;
 use common::{dense, info, vector};

@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use memloop_core::{NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, MemoryUpdate, StoreOptions};
 
 mod common;
 use common::{dense, info, vector, DIMS};

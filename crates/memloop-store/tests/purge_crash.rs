@@ -13,7 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use memloop_core::{EmbedderInfo, NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, SearchQuery, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, MemoryUpdate, SearchQuery, StoreOptions};
 
 const CHILD_ENV: &str = "MEMLOOP_PURGE_CRASH_CHILD";
 const DIMS: usize = 16;

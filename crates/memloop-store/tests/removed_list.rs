@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use memloop_core::time::Clock;
 use memloop_core::{NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, StoreOptions};
 
 mod common;
 use common::{dense, info, vector};

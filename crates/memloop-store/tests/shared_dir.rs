@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use memloop_core::{EmbedderInfo, ErrorClass, NewMemory, Scope};
-use memloop_store::{Durability, EmbeddedStore, LongTermStore, SearchQuery, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{Durability, EmbeddedStore, SearchQuery, StoreOptions};
 
 const CHILD_ENV: &str = "MEMLOOP_STORE_TEST_CHILD";
 const DIMS: usize = 16;

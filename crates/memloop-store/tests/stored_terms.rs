@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use memloop_core::{NewMemory, Scope};
-use memloop_store::{EmbeddedStore, LongTermStore, MemoryUpdate, SearchQuery, StoreOptions};
+use memloop_store::prelude::*;
+use memloop_store::{EmbeddedStore, MemoryUpdate, SearchQuery, StoreOptions};
 
 mod common;
 use common::{info, vector};

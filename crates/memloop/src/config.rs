@@ -8,7 +8,7 @@ use memloop_llm::LlmConfig;
 use memloop_store::StoreOptions;
 
 use crate::forgetting::ForgettingConfig;
-use crate::tokens::Encoding;
+use crate::token_count::Encoding;
 use memloop_core::context::ContextBudget;
 use memloop_rules::gate::GateConfig;
 use serde::{Deserialize, Serialize};

@@ -24,10 +24,19 @@ mod open;
 mod pipeline;
 pub mod procedures;
 mod query_time;
-pub mod short_term;
+/// The short-term buffer's types (the core's), for a library user and the
+/// front ends; the configured buffer is opened by `short_term_open.rs`.
+pub mod short_term {
+    pub use memloop_core::short_term::*;
+    #[cfg(feature = "redis")]
+    pub use memloop_shortterm::redacted;
+}
+#[cfg(feature = "redis")]
+mod lazy_redis;
+mod short_term_open;
 mod store_open;
 mod sweeper;
-mod tokens;
+mod token_count;
 mod turn;
 mod write;
 
@@ -46,7 +55,7 @@ pub use procedures::{
 };
 pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
 pub use sweeper::SweepStats;
-pub use tokens::{Encoding, TokenCounter};
+pub use token_count::{Encoding, TokenCounter};
 pub use turn::{
     fold_summary, said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
     RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
@@ -71,13 +80,17 @@ pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
 pub use memloop_longterm::keyword;
+/// The store's traits, to call their methods on `Memory::store()`: `use memloop::prelude::*`.
+pub use memloop_longterm::prelude;
 pub use memloop_longterm::{
-    Decay, Embedded, Entity, ExpireReport, ForgetReport, ListQuery, LongTermStore, Lookup,
-    MemoryUpdate, OutboxEntry, RecordStatus, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
-    DEFAULT_TIME_BOOST,
+    Decay, Embedded, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, LongTermStore,
+    Lookup, MemoryStore, MemoryUpdate, Outbox, OutboxEntry, RecordStatus, SearchQuery, SessionInfo,
+    Stats, TimeMode, TimeWindow, Upkeep, DEFAULT_TIME_BOOST,
 };
 pub use memloop_rules::{extract, gate};
-pub use memloop_shortterm::{InProcessBuffer, Limits as ShortTermLimits, RedisBuffer};
+#[cfg(feature = "redis")]
+pub use memloop_shortterm::RedisBuffer;
+pub use memloop_shortterm::{InProcessBuffer, Limits as ShortTermLimits};
 pub use memloop_store::vector;
 pub use memloop_store::{Durability, StoreOptions};
 

@@ -13,7 +13,7 @@ use memloop_core::{Llm, Result};
 
 use crate::config::{Config, LoopConfig};
 use crate::pipeline::WritePipeline;
-use crate::tokens::TokenCounter;
+use crate::token_count::TokenCounter;
 use crate::{Memory, MemoryLoop};
 
 impl MemoryLoop {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Timelike};
 use memloop_core::filter::{Filter, Op};
 use memloop_core::{Error, Result, Scope};
 use memloop_longterm::{SearchQuery, SessionInfo, TimeMode, TimeWindow, DEFAULT_TIME_BOOST};
-use memloop_rules::extract::query_time::{read_query_time, SessionRef, When};
+use memloop_rules::extract::question_time::{read_query_time, SessionRef, When};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

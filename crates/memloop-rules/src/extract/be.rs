@@ -1,10 +1,10 @@
 //! Rules for "am / is / are" (and "was born"): occupations, diets, origins,
 //! allergies, ages, names, relationship status, lasting traits.
 
+use super::clauses::Token;
 use super::draft::*;
 use super::home_work::{lives, work, works_at};
 use super::lexicon::*;
-use super::tokens::Token;
 
 /// True if a word can open a complement of "am/is/are" on its own
 /// ("… and allergic to peanuts", "… and a mother of two").

@@ -2,9 +2,9 @@
 //! and the word-level helpers every rule shares: reading negation, cutting a
 //! value out of a clause, splitting lists, turning "my" into "their".
 
+use super::clauses::Token;
 use super::lexicon::*;
 use super::time::ResolvedTime;
-use super::tokens::Token;
 use memloop_core::Kind;
 
 /// Who a draft is about: the speaker or someone (or some animal) of theirs.

@@ -4,9 +4,9 @@
 //! their own, so that verbs.rs imports be.rs and neither imports the other
 //! back.
 
+use super::clauses::Token;
 use super::draft::*;
 use super::lexicon::*;
-use super::tokens::Token;
 
 pub(crate) fn works_at(
     subject: &Subject,

@@ -35,16 +35,16 @@
 //! live in Paris, any tips?") or wrapped in one ("did you know that I …").
 
 mod be;
+mod clauses;
 mod draft;
 mod fact;
 mod home_work;
 mod lexicon;
 pub mod links;
-pub mod query_time;
+pub mod question_time;
 mod reconcile;
 mod rules;
 mod time;
-mod tokens;
 mod verbs;
 
 pub use fact::{attribute_is_multi, Fact, Polarity, METADATA_KEY};
@@ -86,14 +86,14 @@ pub fn extract_rules(text: &str, speaker: &str, at_millis: i64) -> Vec<Fact> {
     let today = chrono::DateTime::from_timestamp_millis(at_millis).map(|t| t.date_naive());
     let mut facts: Vec<Fact> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for sentence in tokens::sentences(text) {
+    for sentence in clauses::sentences(text) {
         let words = &sentence.tokens;
         let greeted = words.first().is_some_and(|t| is_in(GREETINGS, &t.lower))
             || matches!(
                 (words.first(), words.get(1)),
                 (Some(a), Some(b)) if a.lower == "good" && is_in(&["morning", "afternoon", "evening"], &b.lower)
             );
-        let mut clauses = tokens::clauses(words);
+        let mut clauses = clauses::clauses(words);
         if sentence.question {
             // The question itself states nothing, unless it wraps a statement.
             let asked = clauses.pop().and_then(embedded_statement);
@@ -108,7 +108,7 @@ pub fn extract_rules(text: &str, speaker: &str, at_millis: i64) -> Vec<Fact> {
                 time: time.as_ref(),
             };
             let drafts = rules::clause_drafts(&words, &ctx);
-            if drafts.is_empty() && time.is_some() && tokens::only_fillers(&words) {
+            if drafts.is_empty() && time.is_some() && clauses::only_fillers(&words) {
                 // "In 2020, I moved to Berlin": the time belongs to the next clause.
                 pending = time;
                 continue;
@@ -125,7 +125,7 @@ pub fn extract_rules(text: &str, speaker: &str, at_millis: i64) -> Vec<Fact> {
 }
 
 /// "did you know that I moved to Berlin" → "I moved to Berlin".
-fn embedded_statement(clause: &[tokens::Token]) -> Option<&[tokens::Token]> {
+fn embedded_statement(clause: &[clauses::Token]) -> Option<&[clauses::Token]> {
     let at = clause.windows(2).position(|w| {
         matches!(w, [a, b] if is_in(&["that", "remember", "know", "knew", "note"], &a.lower)
             && is_in(&["i", "my"], &b.lower))
@@ -145,9 +145,9 @@ fn embedded_statement(clause: &[tokens::Token]) -> Option<&[tokens::Token]> {
 /// Takes the clause's time expression out of its words, so that rules see
 /// "I moved to Berlin" and the fact gets the resolved time.
 fn take_time(
-    clause: &[tokens::Token],
+    clause: &[clauses::Token],
     today: Option<chrono::NaiveDate>,
-) -> (Vec<tokens::Token>, Option<TimeInfo>) {
+) -> (Vec<clauses::Token>, Option<TimeInfo>) {
     let lower: Vec<&str> = clause.iter().map(|t| t.lower.as_str()).collect();
     let future = lower.iter().any(|w| is_in(FUTURE_MARKERS, w));
     // Without a usable turn time the expression is still taken out of the

@@ -5,9 +5,9 @@
 //! prefer missing a fact to inventing one: the LLM mode is the thorough one.
 
 use super::be::{be, call_me, name, was};
+use super::clauses::Token;
 use super::draft::*;
 use super::lexicon::*;
-use super::tokens::Token;
 use super::verbs::{have, likes, used_to, verb};
 use memloop_core::Kind;
 

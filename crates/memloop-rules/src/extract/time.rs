@@ -13,8 +13,8 @@
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 
+use super::clauses::tokenize;
 use super::lexicon::{is_in, small_number, FUTURE_MARKERS};
-use super::tokens::tokenize;
 
 /// How precise a resolved time is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

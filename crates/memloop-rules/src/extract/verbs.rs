@@ -2,10 +2,10 @@
 //! quitting, liking, possessions, habits.
 
 use super::be::{be, call_me, name};
+use super::clauses::Token;
 use super::draft::*;
 use super::home_work::{job_as, lives, work, works_at};
 use super::lexicon::*;
-use super::tokens::Token;
 
 /// "a (new) job at X", "a position as Y": the job noun within the first words.
 pub(crate) fn job_phrase(

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokens::{self, straighten, Boundaries};
+use crate::sentences::{self, straighten, Boundaries};
 
 /// Whether to write a turn to long-term memory, and the rule that decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,7 +164,7 @@ const MAX_SENTENCE_WORDS: usize = 200;
 /// as straight ones.
 fn split_sentences(text: &str) -> Vec<Sentence> {
     let mut b = SentenceBuilder::default();
-    for span in tokens::sentences(text, &Boundaries::GATE) {
+    for span in sentences::sentences(text, &Boundaries::GATE) {
         let chars: Vec<char> = span.text.chars().map(|c| straighten(c, false)).collect();
         for (i, &c) in chars.iter().enumerate() {
             let next = chars.get(i + 1).copied().unwrap_or(' ');

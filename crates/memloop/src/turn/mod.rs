@@ -25,7 +25,7 @@ pub use summary::fold_summary;
 pub use trace::{RetrievedMemory, SideGate, Timings, TraceTokens, TurnTrace};
 
 use crate::config::{Layers, LoopConfig, StaleMemories};
-use crate::tokens::TokenCounter;
+use crate::token_count::TokenCounter;
 use crate::write::{Distil, LongTermWriter, TurnToWrite};
 use crate::{Memory, SearchQuery, TimeReading};
 

@@ -5,7 +5,7 @@ use memloop_core::short_term::{Summary, Turn};
 use memloop_core::{ChatMessage, ChatRequest, Llm, Result};
 use memloop_rules::gate::{self, GateConfig};
 
-use crate::tokens::TokenCounter;
+use crate::token_count::TokenCounter;
 
 /// Folds `evicted` (the turns after `current.covers`, up to `covers`) into
 /// the summary, within `max_tokens`. With an LLM the model rewrites the
@@ -80,7 +80,7 @@ fn trim_to_tokens(text: &str, max_tokens: usize, tokens: &TokenCounter) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::Encoding;
+    use crate::token_count::Encoding;
     use memloop_core::short_term::Role;
 
     #[test]

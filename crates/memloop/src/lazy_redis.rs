@@ -1,5 +1,4 @@
-//! Short-term buffers: the core's types, and the configured backend as a
-//! long-running front end holds it ([`crate::ShortTermConfig::open`]).
+//! Redis as a long-running front end holds it ([`crate::ShortTermConfig::open`]).
 //!
 //! A process configured with Redis (the server, `memloop mcp`, an agent
 //! embedding the loop) must start, and stay up, while Redis is down: what
@@ -9,7 +8,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use memloop_core::short_term::*;
+use memloop_core::short_term::*;
+use memloop_shortterm::redacted;
 
 use crate::{Error, ErrorClass, Result, Scope, ShortTermConfig};
 
@@ -19,10 +19,7 @@ use crate::{Error, ErrorClass, Result, Scope, ShortTermConfig};
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The configured backend: in process, or Redis connected on first use.
-pub(crate) fn open(config: &ShortTermConfig) -> Result<Arc<dyn ShortTermStore>> {
-    let Some(url) = &config.url else {
-        return config.build();
-    };
+pub(crate) fn open(config: &ShortTermConfig, url: &str) -> Result<Arc<dyn ShortTermStore>> {
     let redis = LazyRedis {
         shown: redacted(url),
         config: config.clone(),
@@ -40,8 +37,6 @@ pub(crate) fn open(config: &ShortTermConfig) -> Result<Arc<dyn ShortTermStore>> 
     }
     Ok(Arc::new(redis))
 }
-
-pub use memloop_shortterm::redacted;
 
 /// An error's own words, without the "remote service failed" prefix that
 /// our message would otherwise repeat.
@@ -173,38 +168,6 @@ impl ShortTermStore for LazyRedis {
 
     fn set_summary(&self, tenant: &str, session: &str, summary: &Summary) -> Result<()> {
         self.with(|s| s.set_summary(tenant, session, summary))
-    }
-}
-
-impl ShortTermConfig {
-    /// The backend, connected now: an unreachable Redis is an error here.
-    /// For one-shot work that needs the buffer at once; a process that
-    /// should start and keep serving without Redis calls [`Self::open`].
-    pub fn build(&self) -> Result<Arc<dyn ShortTermStore>> {
-        self.validate()?;
-        let limits = self.limits();
-        Ok(match &self.url {
-            Some(url) => Arc::new(memloop_shortterm::RedisBuffer::connect_with(url, limits)?),
-            None => Arc::new(memloop_shortterm::InProcessBuffer::with_limits(limits)),
-        })
-    }
-
-    /// The bounds the buffer is built with.
-    pub fn limits(&self) -> memloop_shortterm::Limits {
-        memloop_shortterm::Limits {
-            max_turns_stored: self.max_turns_stored,
-            ttl_secs: self.ttl_secs,
-            max_bytes: self.max_bytes,
-        }
-    }
-
-    /// The backend for a process that must start, and stay up, while Redis
-    /// is down: Redis is tried now and, if unreachable, on use (at most once
-    /// a second), each failing call naming Redis and its address without
-    /// the password. Only a malformed URL fails here.
-    pub fn open(&self) -> Result<Arc<dyn ShortTermStore>> {
-        self.validate()?;
-        open(self)
     }
 }
 

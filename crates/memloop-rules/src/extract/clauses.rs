@@ -1,5 +1,5 @@
 //! Splitting a turn into sentences (with the crate's one sentence splitter,
-//! `crate::tokens`), words and clauses for the offline rules.
+//! `crate::sentences`), words and clauses for the offline rules.
 //!
 //! Words keep their original spelling (values such as "Berlin" are copied
 //! from it) beside a lower-case form that the rules match on. Contractions
@@ -7,7 +7,7 @@
 //! one spelling. Nothing here indexes into strings, so any input is safe.
 
 use super::lexicon::{is_in, CONJUNCTIONS, FILLERS, QUESTION_OPENERS};
-use crate::tokens::Boundaries;
+use crate::sentences::Boundaries;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Token {
@@ -47,7 +47,7 @@ pub(crate) struct Sentence {
 /// ones so that "I’m" and "I'm" read alike.
 fn straighten(text: &str) -> String {
     text.chars()
-        .map(|c| crate::tokens::straighten(c, true))
+        .map(|c| crate::sentences::straighten(c, true))
         .collect()
 }
 
@@ -55,7 +55,7 @@ fn straighten(text: &str) -> String {
 /// (so "3.5" and "e.g." inside a word stay whole): [`Boundaries::FACTS`].
 pub(crate) fn sentences(text: &str) -> Vec<Sentence> {
     let mut out = Vec::new();
-    for span in crate::tokens::sentences(text, &Boundaries::FACTS) {
+    for span in crate::sentences::sentences(text, &Boundaries::FACTS) {
         push_sentence(&mut out, span.text, span.question);
     }
     out

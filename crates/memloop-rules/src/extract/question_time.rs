@@ -15,12 +15,12 @@
 
 use chrono::{DateTime, Datelike, NaiveDate};
 
+use super::clauses::tokenize;
 use super::lexicon::{is_in, small_number, small_ordinal, FUTURE_MARKERS};
 use super::time::{
     day_number, match_at, midnight, month_near, month_number, offset, shift_days, shift_months,
     unit, year_number, Granularity, ResolvedTime, Unit,
 };
-use super::tokens::tokenize;
 
 /// The time a query speaks of, and the words that said it.
 #[derive(Debug, Clone, PartialEq, Eq)]
