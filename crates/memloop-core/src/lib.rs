@@ -4,7 +4,6 @@
 pub mod context;
 mod error;
 pub mod filter;
-pub mod fusion;
 pub mod links;
 pub mod llm;
 mod record;

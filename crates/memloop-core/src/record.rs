@@ -345,7 +345,7 @@ pub struct SignalScores {
     #[serde(default)]
     pub speaker_boost: f32,
     /// The decay signal, 0..1: recency × importance × use
-    /// (`memloop_core::fusion::decay`); 0 when the search weighs it 0.
+    /// (`memloop_longterm::fusion::decay`); 0 when the search weighs it 0.
     #[serde(default)]
     pub decay: f32,
     /// Reached from a direct hit through an entity both name (entity

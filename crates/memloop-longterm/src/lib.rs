@@ -64,6 +64,7 @@ pub mod access;
 pub mod checks;
 pub mod dump;
 pub mod expiry;
+pub mod fusion;
 pub mod graph;
 pub mod keyword;
 pub mod lookup;

@@ -22,7 +22,7 @@ pub const DEFAULT_SPEAKER_BOOST: f32 = 0.1;
 pub const MAX_LIMIT: usize = 1000;
 
 /// How much a memory's decay signal (recency × importance × use, see
-/// `memloop_core::fusion::decay`) counts in a search's ranking beside its
+/// `crate::fusion::decay`) counts in a search's ranking beside its
 /// relevance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decay {

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memloop_core::fusion::{decay, fuse, keyword_part, vector_part, Range};
+use crate::fusion::{decay, fuse, keyword_part, vector_part, Range};
 use memloop_core::{MemoryRecord, Replacement, Result, SearchHit, SignalScores};
 
 use crate::pieces::VectorHit;
@@ -259,7 +259,7 @@ fn shown(record: &MemoryRecord, q: &SearchQuery, now: i64) -> bool {
     visible && q.window_admits(record.valid_from)
 }
 
-/// A record's decay signal at `now` (see `memloop_core::fusion::decay`):
+/// A record's decay signal at `now` (see `crate::fusion::decay`):
 /// recency counts from when it became true or was last retrieved.
 pub fn decay_of(r: &RankInputs, d: Decay, now: i64) -> f32 {
     let fresh_since = r
