@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use clap::Args;
 use memloop::time::Clock;
-use memloop::vector::{Flat, VectorIndex};
 use memloop::{
-    Coalescing, Config, Durability, Embedder, ListQuery, LocalEmbedder, Memory, NewMemory, Scope,
-    SearchQuery,
+    Config, Durability, Embedder, ListQuery, LocalEmbedder, Memory, NewMemory, Scope, SearchQuery,
 };
+use memloop_embed::Coalescing;
+use memloop_store::vector::{Flat, VectorIndex};
 use serde_json::{json, Value};
 
 use crate::corpus::{mixed_vector, sentences, Rng};

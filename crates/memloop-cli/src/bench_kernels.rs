@@ -6,7 +6,8 @@
 
 use std::time::Instant;
 
-use memloop::{Config, Embedder, GemmPath};
+use memloop::{Config, Embedder};
+use memloop_embed::GemmPath;
 use serde_json::{json, Value};
 
 use crate::bench::{f, percentile};

@@ -9,9 +9,9 @@
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use memloop::keyword::{KeywordIndex, Reach};
 use memloop::text::Analyzer;
 use memloop::{Scope, SearchQuery};
+use memloop_longterm::keyword::{KeywordIndex, Reach};
 use serde_json::{json, Value};
 
 use crate::bench::{f, latency};

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop::vector::dot;
 use memloop::{Embedder, LocalEmbedder, Memory, NewMemory, SearchQuery};
+use memloop_store::vector::dot;
 use serde_json::{json, Value};
 
 use crate::bench::{f, latency};

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use memloop::{Config, EmbedderConfig, GemmPath, LocalEmbedder};
+use memloop::{Config, EmbedderConfig, LocalEmbedder};
+use memloop_embed::GemmPath;
 
 /// Loads all-MiniLM-L6-v2 from the configured model directory with the
 /// configured threads; `command` names the caller in the error.

@@ -323,6 +323,31 @@ pub fn finish(
     Ok(())
 }
 
+/// The words of who said a text that the speaker boost matches: lower
+/// case, three letters or more, at most [`MAX_SPEAKER_WORDS`] of them (a
+/// name is a few words; metadata could hold anything).
+pub fn speaker_words(speaker: &str) -> Vec<String> {
+    speaker
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .take(MAX_SPEAKER_WORDS)
+        .map(String::from)
+        .collect()
+}
+
+/// The words of a query that a speaker's words are looked for among.
+pub fn query_words(text: &str) -> HashSet<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// The most words of a speaker's name kept for the speaker match.
+pub const MAX_SPEAKER_WORDS: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use memloop_core::{Kind, Provenance, Scope};

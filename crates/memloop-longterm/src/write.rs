@@ -7,10 +7,28 @@
 //! text an expired memory had held).
 
 use memloop_core::links::Links;
-use memloop_core::text::content_hash;
-use memloop_core::{Error, Kind, MemoryRecord, NewMemory, Result, Scope};
+use memloop_core::text::{content_hash, identity_hash};
+use memloop_core::{EmbedderInfo, Error, Kind, MemoryRecord, NewMemory, Result, Scope};
 
 use crate::MemoryUpdate;
+
+/// New memories to store in `scope`, checked for the store's embedder
+/// (`checks::check_new`: nothing is stored if one is bad): their
+/// partition, and each one's identity hash (what the duplicate check
+/// compares).
+pub fn checked_new(
+    embedder: &EmbedderInfo,
+    scope: &Scope,
+    items: &[(NewMemory, Vec<f32>)],
+) -> Result<(String, Vec<String>)> {
+    let partition = scope.partition()?;
+    let mut hashes = Vec::with_capacity(items.len());
+    for (m, v) in items {
+        crate::checks::check_new(embedder, m, v)?;
+        hashes.push(identity_hash(m));
+    }
+    Ok((partition, hashes))
+}
 
 /// A new memory as a record (id, times, defaults), with what its row keeps
 /// beside the record: the vectors of its later pieces and its links.

@@ -155,14 +155,6 @@ fn hits(rows: Vec<postgres::Row>) -> Hits {
         .collect()
 }
 
-/// The lower-case words (three letters or more) of who said a text.
-fn speaker_words(speaker: &str) -> impl Iterator<Item = String> + '_ {
-    speaker
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 3)
-        .map(str::to_lowercase)
-}
-
 impl PgStore {
     pub(crate) fn search(&self, q: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
         // Counted while it runs: a search splits its keyword walk only
@@ -180,13 +172,7 @@ impl PgStore {
         let past = q.as_of.is_some() || q.include_superseded;
         let (terms, tsquery) = terms::query(self.analyzer(), &q.text);
         let n = q.candidates.max(q.top_k) as i64;
-        let query_words: HashSet<String> = q
-            .text
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(String::from)
-            .collect();
+        let query_words = rank::query_words(&q.text);
         let qvec = HalfVector::from_f32_slice(vector);
         let cw = f64::from(self.options.context_weight);
         let ef = self.options.ef_search.max(n).clamp(1, 1000).to_string();
@@ -295,8 +281,11 @@ impl PgStore {
                     .iter()
                     .chain(&kw_hits)
                     .filter(|h| {
-                        h.2.as_deref()
-                            .is_some_and(|s| speaker_words(s).any(|w| query_words.contains(&w)))
+                        h.2.as_deref().is_some_and(|s| {
+                            rank::speaker_words(s)
+                                .iter()
+                                .any(|w| query_words.contains(w))
+                        })
                     })
                     .map(|h| h.0)
                     .collect()

@@ -1,9 +1,7 @@
 //! Writes: each one transaction that changes `memories` and appends to
 //! `history` together (the keyword statistics follow by trigger).
 
-use memloop_core::text::identity_hash;
 use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
-use memloop_longterm::checks::check_new;
 use memloop_longterm::write::{self as rules, Change, NewRecord};
 use memloop_longterm::{EmbedFn, ExpireReport, ForgetReport, MemoryUpdate};
 use pgvector::HalfVector;
@@ -79,11 +77,7 @@ impl PgStore {
         scope: &Scope,
         items: Vec<(NewMemory, Vec<f32>)>,
     ) -> Result<Vec<(MemoryRecord, Event)>> {
-        let partition = scope.partition()?;
-        for (m, v) in &items {
-            check_new(&self.embedder, m, v)?;
-        }
-        let hashes: Vec<String> = items.iter().map(|(m, _)| identity_hash(m)).collect();
+        let (partition, hashes) = rules::checked_new(&self.embedder, scope, &items)?;
         // Inserts of the same text in the same partition take turns (the
         // duplicate check below must see each other's rows); sorted, so
         // two batches never wait on each other in a circle.
@@ -199,11 +193,11 @@ impl PgStore {
         new: (NewMemory, Vec<f32>),
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
+        let (partition, hashes) =
+            rules::checked_new(&self.embedder, scope, std::slice::from_ref(&new))?;
+        let hash = hashes.into_iter().next().unwrap_or_default();
         let (m, v) = new;
-        check_new(&self.embedder, &m, &v)?;
-        let partition = scope.partition()?;
         let now = self.now();
-        let hash = identity_hash(&m);
         self.tx(Tenancy::One(&scope.tenant), |tx| {
             // Locked first: a concurrent supersession of the same memory
             // waits here, then finds it no longer current.

@@ -209,13 +209,7 @@ impl EmbeddedStore {
         // The analyser the stored terms came from.
         let terms = crate::stored_terms::analyzer().terms(&q.text);
         let n = q.candidates.max(q.top_k);
-        let query_words: HashSet<String> = q
-            .text
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(String::from)
-            .collect();
+        let query_words = memloop_longterm::rank::query_words(&q.text);
         let (vec_hits, kw_hits, spoken) = {
             let p = self.read_for_search(&part);
             // Expired rows take no candidate place: they are refused inside

@@ -1,13 +1,11 @@
 //! Writes: each one transaction that changes `memories`, appends to `history`
 //! and to `index_log` together, so the derived indexes can always catch up.
 
-use memloop_core::text::identity_hash;
 use memloop_core::{Error, Event, MemoryRecord, NewMemory, Result, Scope};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::rows::{record_from_row, vector_to_blob, RECORD_COLUMNS};
 use crate::{set_embedder, sql_err, write_tx, EmbeddedStore};
-use memloop_longterm::checks::check_new;
 use memloop_longterm::write::{self as rules, Change, NewRecord};
 use memloop_longterm::{EmbedFn, ForgetReport, MemoryUpdate};
 
@@ -109,16 +107,12 @@ impl EmbeddedStore {
         scope: &Scope,
         items: Vec<(NewMemory, Vec<f32>)>,
     ) -> Result<Vec<(MemoryRecord, Event)>> {
-        let partition = scope.partition()?;
-        for (m, v) in &items {
-            check_new(&self.embedder, m, v)?;
-        }
+        let (partition, hashes) = rules::checked_new(&self.embedder, scope, &items)?;
         let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut out = Vec::with_capacity(items.len());
-        for (m, v) in items {
-            let hash = identity_hash(&m);
+        for ((m, v), hash) in items.into_iter().zip(hashes) {
             if let Some(existing) =
                 find_duplicate(&tx, &partition, scope, &hash, m.kind.as_str(), now)?
             {
@@ -227,9 +221,9 @@ impl EmbeddedStore {
         new: (NewMemory, Vec<f32>),
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
+        let (partition, hashes) =
+            rules::checked_new(&self.embedder, scope, std::slice::from_ref(&new))?;
         let (m, v) = new;
-        check_new(&self.embedder, &m, &v)?;
-        let partition = scope.partition()?;
         let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
@@ -239,8 +233,8 @@ impl EmbeddedStore {
         }
         rules::check_current(&old, Change::Supersede, now)?;
         let end = rules::supersession_end(&old, m.valid_from, now);
-        let hash = identity_hash(&m);
         let new_text = m.text.clone();
+        let hash = hashes.into_iter().next().unwrap_or_default();
         let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
         tx.execute(
             "UPDATE memories SET valid_until = ?1, updated_at = ?2, superseded_by = ?3 WHERE row = ?4",

@@ -48,7 +48,7 @@ pub use forgetting::{
     ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
 pub use memory::{Memory, MemoryById, DEFAULT_EXPANSION};
-pub use pipeline::{extraction_prompt, parse_reply, LlmFact, LlmOp, WritePipeline};
+pub use pipeline::WritePipeline;
 pub use procedures::{
     Outcome, Procedure, ProcedureHit, ProcedureQuery, ProcedureRun, ProcedureScores,
     ProcedureWrite, Step, ToolCall,
@@ -57,7 +57,7 @@ pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
 pub use sweeper::SweepStats;
 pub use token_count::{Encoding, TokenCounter};
 pub use turn::{
-    fold_summary, said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
+    said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
     RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
 };
 pub use write::{
@@ -73,13 +73,10 @@ pub use memloop_core::{
     NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_TEXT_BYTES,
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
-pub use memloop_embed::{
-    locate_model_dir, Coalescing, GemmPath, LocalEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig,
-};
+pub use memloop_embed::{locate_model_dir, LocalEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;
-pub use memloop_longterm::keyword;
 /// The store's traits, to call their methods on `Memory::store()`: `use memloop::prelude::*`.
 pub use memloop_longterm::prelude;
 pub use memloop_longterm::{
@@ -87,11 +84,10 @@ pub use memloop_longterm::{
     Lookup, MemoryStore, MemoryUpdate, Outbox, OutboxEntry, RecordStatus, SearchQuery, SessionInfo,
     Stats, TimeMode, TimeWindow, Upkeep, DEFAULT_TIME_BOOST,
 };
-pub use memloop_rules::{extract, gate};
+pub use memloop_rules::gate;
 #[cfg(feature = "redis")]
 pub use memloop_shortterm::RedisBuffer;
 pub use memloop_shortterm::{InProcessBuffer, Limits as ShortTermLimits};
-pub use memloop_store::vector;
 pub use memloop_store::{Durability, StoreOptions};
 
 /// The README's library examples, compiled by `cargo test --doc` so they

@@ -100,9 +100,7 @@ pub struct KeywordIndex {
     scratch: Vec<(u32, f32)>,
 }
 
-/// The words of a speaker's name kept for the speaker match (a name is a
-/// few words; metadata could hold anything).
-pub const MAX_SPEAKER_WORDS: usize = 64;
+pub use crate::rank::MAX_SPEAKER_WORDS;
 
 /// One live document as `KeywordIndex::export` gives it.
 pub struct SavedDoc<'a> {
@@ -239,16 +237,8 @@ impl KeywordIndex {
         self.slot_rows[slot as usize] = Some(row);
         self.slot_terms[slot as usize] = counts;
         self.slot_len[slot as usize] = len;
-        self.slot_speakers[slot as usize] = speaker
-            .map(|s| {
-                s.to_lowercase()
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| w.chars().count() >= 3)
-                    .take(MAX_SPEAKER_WORDS)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        self.slot_speakers[slot as usize] =
+            speaker.map(crate::rank::speaker_words).unwrap_or_default();
         self.slots.insert(row, slot);
     }
 

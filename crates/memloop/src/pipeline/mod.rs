@@ -20,8 +20,6 @@ use crate::write::{
 };
 use crate::Memory;
 
-pub use llm_mode::{extraction_prompt, parse_reply, LlmFact, LlmOp};
-
 /// Stored facts shown to reconciliation for each new fact.
 const CANDIDATES: usize = 5;
 /// Queued writes replayed at the start of a write (bounds a turn's latency).

@@ -5,14 +5,15 @@
 use std::sync::Arc;
 
 use memloop::short_term::{Role, ShortTermStore, Turn};
-use memloop::{
-    InProcessBuffer, LoopConfig, MemoryLoop, RedisBuffer, Scope, ShortTermLimits as Limits,
-};
+#[cfg(feature = "redis")]
+use memloop::RedisBuffer;
+use memloop::{InProcessBuffer, LoopConfig, MemoryLoop, Scope, ShortTermLimits as Limits};
 
 fn scope(session: &str) -> Scope {
     Scope::user("alice").with_session(session)
 }
 
+#[cfg(feature = "redis")]
 fn redis(max_turns_stored: usize) -> Arc<dyn ShortTermStore> {
     let url =
         std::env::var("MEMLOOP_TEST_REDIS").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
@@ -109,6 +110,7 @@ fn many_appends_then_a_turn_in_process() {
     many_appends_then_a_turn(in_process(200));
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn many_appends_then_a_turn_on_redis() {
     many_appends_then_a_turn(redis(200));
@@ -167,6 +169,7 @@ fn loop_turns_trim_only_what_was_folded_in_process() {
     loop_turns_trim_only_what_was_folded(in_process(6));
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn loop_turns_trim_only_what_was_folded_on_redis() {
     loop_turns_trim_only_what_was_folded(redis(6));

@@ -195,6 +195,7 @@ fn a_recorded_exchange_is_written_once_however_often_it_is_retried() {
     assert!(err.to_string().contains("turn id"), "{err}");
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn a_recorded_exchange_is_appended_once_on_redis_too() {
     let Ok(redis) = memloop::RedisBuffer::connect("redis://127.0.0.1:6379", 60) else {

@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "redis")]
 use memloop::short_term::ShortTermStore;
-use memloop::{InProcessBuffer, LoopConfig, MemoryLoop, RedisBuffer, Scope};
+#[cfg(feature = "redis")]
+use memloop::RedisBuffer;
+use memloop::{InProcessBuffer, LoopConfig, MemoryLoop, Scope};
 
 use crate::stub;
 
@@ -155,6 +158,7 @@ fn a_long_session_stays_within_budget_and_folds_a_summary() {
         .contains("Earlier in this session"));
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn two_loops_on_redis_share_one_session() {
     let url =
