@@ -1,24 +1,14 @@
 //! The `memloop` command line.
 
-mod bench;
-mod bench_cold;
-mod bench_kernels;
-mod bench_keyword;
-mod bench_near;
 mod chat;
 mod commands;
-mod corpus;
 mod demo;
 mod demo_layers;
-mod eval;
 mod graph;
-mod local_model;
-mod longcorpus;
 mod mcp;
 mod output;
 mod procedures;
 mod remember;
-mod run_store;
 mod serve;
 mod session;
 mod soak;
@@ -136,12 +126,12 @@ enum Command {
     /// Talk through the loop (a REPL); offline it shows the assembled context.
     Chat(chat::ChatArgs),
     /// Speed figures: embedding, add, import, search, recall, open time, memory.
-    Bench(bench::BenchArgs),
+    Bench(memloop_bench::bench::BenchArgs),
     /// Inspect and edit a shared short-term buffer (--short-term redis://…).
     Session(session::SessionArgs),
     /// Retrieval quality on long conversations (LoCoMo, or the generic JSONL format).
     #[command(subcommand)]
-    Eval(eval::EvalCommand),
+    Eval(memloop_bench::eval::EvalCommand),
     /// Serve the REST API (Mem0-style routes, the loop, sessions, metrics).
     Serve(serve::ServeArgs),
     /// Serve the memory tools over MCP on stdin/stdout (for Claude Code, Cursor, OpenClaw).
@@ -303,8 +293,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo { layers } if layers == "three" => demo_layers::run(&config, &out),
         Command::Demo { .. } => demo::run(&config, &out),
         Command::Chat(a) => chat::run(&config, &out, a),
-        Command::Bench(a) => bench::run(&config, &out, a),
-        Command::Eval(c) => eval::run(&config, &out, c),
+        Command::Bench(a) => memloop_bench::bench::run(&config, &out.tools(), a),
+        Command::Eval(c) => memloop_bench::eval::run(&config, &out.tools(), c),
         Command::Session(a) => session::run(&config, &out, a),
         Command::Serve(a) => serve::run(&config, cli.config.as_deref(), cli.log_format, a),
         Command::Mcp => mcp::run(&config),

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use memloop::time::to_rfc3339;
 use memloop::{HistoryEntry, MemoryById, MemoryRecord, RecordStatus, SearchHit, WriteResult};
@@ -63,9 +63,9 @@ pub struct Output {
 }
 
 impl Output {
+    /// One JSON document on stdout, as the measuring tools print it.
     pub fn json_value<T: Serialize>(&self, v: &T) -> anyhow::Result<()> {
-        println!("{}", serde_json::to_string_pretty(v)?);
-        Ok(())
+        self.tools().json_value(v)
     }
 
     pub fn writes(&self, results: &[WriteResult]) -> anyhow::Result<()> {
@@ -212,18 +212,15 @@ impl Output {
     }
 }
 
-/// A progress bar on stderr for a long phase; none with --json, whose
-/// callers are programs (stdout stays one JSON document either way).
+/// A progress bar on stderr for a long phase; none with --json (the
+/// measuring tools' bar, so every command's looks alike).
 pub fn progress_bar(out: &Output, len: u64, label: &str) -> ProgressBar {
-    if out.json {
-        return ProgressBar::hidden();
+    memloop_bench::output::progress_bar(&out.tools(), len, label)
+}
+
+impl Output {
+    /// The same choice of text or JSON, for `bench` and `eval`.
+    pub fn tools(&self) -> memloop_bench::output::Output {
+        memloop_bench::output::Output { json: self.json }
     }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(label.to_string());
-    bar
 }

@@ -102,7 +102,7 @@ fn load(spec: &Spec) -> anyhow::Result<Dataset> {
         Source::SyntheticLong(users) => (
             "synthetic-long",
             crate::longcorpus::conversations(
-                crate::bench::LONG_SEED,
+                crate::longcorpus::LONG_SEED,
                 *users,
                 crate::longcorpus::TURNS,
                 crate::longcorpus::QUESTIONS,

@@ -11,6 +11,10 @@
 use crate::corpus::Rng;
 use crate::eval::format::{Conversation, Question, Session, Turn};
 
+/// Seed of the long-conversation dataset: `memloop bench`, the file it
+/// writes and `eval suite`'s `synthetic-long:N` all draw the same one.
+pub const LONG_SEED: u64 = 500;
+
 const TOPICS: &[&str] = &[
     "the PostgreSQL replica",
     "the Kubernetes ingress",

@@ -10,7 +10,7 @@ use memloop::{Config, Embedder};
 use memloop_embed::GemmPath;
 use serde_json::{json, Value};
 
-use crate::bench::{f, percentile};
+use super::stats::{f, percentile};
 use crate::output::Output;
 
 const ROUNDS: usize = 3;

@@ -15,7 +15,7 @@ use std::time::Instant;
 use memloop::{Embedder, LocalEmbedder, Memory, NewMemory, SearchQuery};
 use serde_json::{json, Value};
 
-use crate::bench::{f, percentile, vector_pool};
+use super::stats::{f, percentile, vector_pool};
 use crate::corpus::{mixed_vector, sentence, sentences, Rng};
 use crate::output::{progress_bar, Output};
 use crate::run_store::RunStore;
@@ -76,11 +76,11 @@ pub fn bench_cold(
             }
         }
     }
-    let resident_mb = crate::bench::rss_mb();
+    let resident_mb = super::stats::rss_mb();
     // Single durable writes into loaded partitions, spread over the users.
     let picks: Vec<usize> = (0..100).map(|_| rng.below(users)).collect();
     let mut added = Vec::with_capacity(picks.len());
-    let (add_p50, add_p99) = crate::bench::latency(picks.len(), |i| {
+    let (add_p50, add_p99) = super::stats::latency(picks.len(), |i| {
         let text = format!("{} (added {i})", sentence(&mut rng));
         let v = mixed_vector(&mut rng, &pool);
         let mut rec = memory
@@ -89,7 +89,7 @@ pub fn bench_cold(
         added.extend(rec.pop().map(|r| r.0.id));
         Ok(())
     })?;
-    let (delete_p50, delete_p99) = crate::bench::latency(added.len(), |i| {
+    let (delete_p50, delete_p99) = super::stats::latency(added.len(), |i| {
         memory
             .store()
             .delete(&scopes[picks[i]].tenant, &added[i], None)?;

@@ -14,7 +14,7 @@ use memloop::{Embedder, LocalEmbedder, Memory, NewMemory, SearchQuery};
 use memloop_store::vector::dot;
 use serde_json::{json, Value};
 
-use crate::bench::{f, latency};
+use super::stats::{f, latency};
 use crate::corpus::{sentence, sentences, Rng};
 use crate::output::{progress_bar, Output};
 use crate::run_store::RunStore;

@@ -14,7 +14,7 @@ use memloop::{Scope, SearchQuery};
 use memloop_longterm::keyword::{KeywordIndex, Reach};
 use serde_json::{json, Value};
 
-use crate::bench::{f, latency};
+use super::stats::{f, latency};
 use crate::corpus::{sentence, sentences, Rng};
 use crate::output::{progress_bar, Output};
 

@@ -16,8 +16,16 @@ use memloop_store::vector::{Flat, VectorIndex};
 use serde_json::{json, Value};
 
 use crate::corpus::{mixed_vector, sentences, Rng};
+use crate::longcorpus::LONG_SEED;
 use crate::output::{progress_bar, Output};
 use crate::run_store::RunStore;
+use stats::{f, latency, peak_rss_mb, percentile, rss_mb, vector_pool};
+
+mod cold;
+mod kernels;
+mod keyword;
+mod near;
+mod stats;
 
 /// The size `--large` measures: the store and the vector index alone.
 const LARGE: usize = 1_000_000;
@@ -104,52 +112,6 @@ pub struct BenchArgs {
     keep: bool,
 }
 
-pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
-/// p50 and p99 in milliseconds of `n` runs of `f`.
-pub(crate) fn latency(
-    n: usize,
-    mut f: impl FnMut(usize) -> anyhow::Result<()>,
-) -> anyhow::Result<(f64, f64)> {
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = Instant::now();
-        f(i)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
-}
-
-fn peak_rss_mb() -> f64 {
-    status_mb("VmHWM:")
-}
-
-/// What the process holds in memory now.
-pub(crate) fn rss_mb() -> f64 {
-    status_mb("VmRSS:")
-}
-
-/// A size line of /proc/self/status, in MB.
-fn status_mb(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with(key)).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<f64>().ok())
-            })
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
 pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     let texts = match &a.corpus {
         Some(p) => std::fs::read_to_string(p)?
@@ -187,8 +149,8 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
     if !a.skip_embedding {
         report["embedding"] = bench_embedding(&embedder, &texts)?;
         print_embedding(out, &report["embedding"]);
-        report["embedding_kernels"] = crate::bench_kernels::bench_kernels(config, &texts)?;
-        crate::bench_kernels::print_kernels(out, &report["embedding_kernels"]);
+        report["embedding_kernels"] = kernels::bench_kernels(config, &texts)?;
+        kernels::print_kernels(out, &report["embedding_kernels"]);
     }
     let tmp;
     let work = match &a.work_dir {
@@ -257,29 +219,29 @@ pub fn run(config: &Config, out: &Output, a: BenchArgs) -> anyhow::Result<()> {
         report["long"] = fig;
     }
     if a.cold_users > 0 {
-        let fig = crate::bench_cold::bench_cold(
+        let fig = cold::bench_cold(
             out,
             &embedder,
             (&run, &work.join("store-cold")),
             (a.cold_users, a.cold_rounds),
         )?;
-        crate::bench_cold::print_cold(out, &fig);
+        cold::print_cold(out, &fig);
         report["cold"] = fig;
     }
     if a.near_duplicates > 0 {
-        let fig = crate::bench_near::bench_near_duplicates(
+        let fig = near::bench_near_duplicates(
             out,
             &embedder,
             (&run, &work.join("store-near")),
             (a.near_duplicates, a.queries),
             a.near_duplicates_vectors.as_deref(),
         )?;
-        crate::bench_near::print_near_duplicates(out, &fig);
+        near::print_near_duplicates(out, &fig);
         report["near_duplicates"] = fig;
     }
     if a.keyword_docs > 0 {
-        let fig = crate::bench_keyword::bench_keyword(out, a.keyword_docs, a.queries)?;
-        crate::bench_keyword::print_keyword(out, &fig);
+        let fig = keyword::bench_keyword(out, a.keyword_docs, a.queries)?;
+        keyword::print_keyword(out, &fig);
         report["keyword_only"] = fig;
     }
     if a.large {
@@ -374,17 +336,6 @@ fn print_embedding(out: &Output, v: &Value) {
         f(v, "concurrent32_plain_per_s"),
         f(v, "concurrent32_coalesced_per_s")
     );
-}
-
-pub(crate) fn f(v: &Value, key: &str) -> f64 {
-    v[key].as_f64().unwrap_or(f64::NAN)
-}
-
-/// A pool of real embeddings that the synthetic vectors mix.
-pub(crate) fn vector_pool(e: &LocalEmbedder, n: usize) -> anyhow::Result<Vec<Vec<f32>>> {
-    let texts = sentences(7, n);
-    let strs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Ok(e.embed_batch(&strs)?)
 }
 
 /// The `i`-th memory `bench_store` imports, text and vector, drawn from
@@ -828,9 +779,6 @@ fn thread_cpu_s() -> Option<f64> {
     let ns: f64 = stat.split_whitespace().next()?.parse().ok()?;
     Some(ns / 1e9)
 }
-
-/// Seed of the long-conversation dataset (the bench and the written file agree).
-pub(crate) const LONG_SEED: u64 = 500;
 
 /// Search on long conversations (crate::longcorpus): each user's turns
 /// stored as the eval stores them (episodes with their neighbours as
