@@ -30,6 +30,43 @@ pub fn checked_new(
     Ok((partition, hashes))
 }
 
+/// A batch of stored texts (rows keyed by `K`) re-embedded for `reindex`,
+/// each vector checked against the store's embedder: one per text, or an
+/// error that changes nothing.
+pub fn reembed<K>(
+    embed: &crate::EmbedFn<'_>,
+    embedder: &EmbedderInfo,
+    batch: &[(K, String)],
+) -> Result<Vec<crate::Embedded>> {
+    let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+    let vectors = embed(&texts)?;
+    if vectors.len() != batch.len() {
+        return Err(Error::Embedding(
+            "the embedder returned a wrong number of vectors".into(),
+        ));
+    }
+    vectors.iter().try_for_each(|e| e.check(embedder))?;
+    Ok(vectors)
+}
+
+/// Whether `old` (stored in `old_partition`) may be superseded by a new
+/// memory of `partition` valid from `new_valid_from`, at `now`: it must be
+/// current and in the same partition (another's reads as unknown). Returns
+/// when it stops holding (`supersession_end`).
+pub fn check_supersede(
+    old: &MemoryRecord,
+    old_partition: &str,
+    partition: &str,
+    new_valid_from: Option<i64>,
+    now: i64,
+) -> Result<i64> {
+    if old_partition != partition {
+        return Err(Error::NotFound(old.id.clone()));
+    }
+    check_current(old, Change::Supersede, now)?;
+    Ok(supersession_end(old, new_valid_from, now))
+}
+
 /// A new memory as a record (id, times, defaults), with what its row keeps
 /// beside the record: the vectors of its later pieces and its links.
 pub struct NewRecord {

@@ -202,11 +202,7 @@ impl PgStore {
             // Locked first: a concurrent supersession of the same memory
             // waits here, then finds it no longer current.
             let (rid, old_partition, mut old) = get_for_update(tx, &scope.tenant, old_id)?;
-            if old_partition != partition {
-                return Err(Error::NotFound(old_id.to_string()));
-            }
-            rules::check_current(&old, Change::Supersede, now)?;
-            let end = rules::supersession_end(&old, m.valid_from, now);
+            let end = rules::check_supersede(&old, &old_partition, &partition, m.valid_from, now)?;
             let added = self.add_in(tx, &partition, scope, m.clone(), &v, hash.clone(), Some(reason), now)?;
             tx.execute(
                 "UPDATE memories SET valid_until = $1, updated_at = $2, superseded_by = $3 WHERE rid = $4",
@@ -392,16 +388,7 @@ impl PgStore {
             let Some(&(batch_last, _)) = batch.last() else {
                 break;
             };
-            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embed(&texts)?;
-            if vectors.len() != batch.len() {
-                return Err(Error::Embedding(
-                    "the embedder returned a wrong number of vectors".into(),
-                ));
-            }
-            for e in &vectors {
-                e.check(&self.embedder)?;
-            }
+            let vectors = rules::reembed(embed, &self.embedder, &batch)?;
             self.tx(Tenancy::All, |tx| {
                 // The batch's old pieces in one statement, not one per row.
                 let rids: Vec<i64> = batch.iter().map(|(rid, _)| *rid).collect();

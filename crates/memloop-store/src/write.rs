@@ -228,11 +228,7 @@ impl EmbeddedStore {
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, old_partition, mut old) = get_by_id(&tx, &scope.tenant, old_id)?;
-        if old_partition != partition {
-            return Err(Error::NotFound(old_id.to_string()));
-        }
-        rules::check_current(&old, Change::Supersede, now)?;
-        let end = rules::supersession_end(&old, m.valid_from, now);
+        let end = rules::check_supersede(&old, &old_partition, &partition, m.valid_from, now)?;
         let new_text = m.text.clone();
         let hash = hashes.into_iter().next().unwrap_or_default();
         let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
@@ -408,17 +404,10 @@ impl EmbeddedStore {
             let Some(&(last, _)) = batch.last() else {
                 break;
             };
-            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embed(&texts)?;
-            if vectors.len() != batch.len() {
-                return Err(Error::Embedding(
-                    "the embedder returned a wrong number of vectors".into(),
-                ));
-            }
+            let vectors = rules::reembed(embed, &self.embedder, &batch)?;
             let mut conn = self.conn();
             let tx = write_tx(&mut conn)?;
             for ((row, _), e) in batch.iter().zip(&vectors) {
-                e.check(&self.embedder)?;
                 tx.execute(
                     "UPDATE memories SET embedding = ?1 WHERE row = ?2",
                     params![vector_to_blob(&with_pieces(&e.vector, &e.pieces)), row],
