@@ -22,12 +22,17 @@ pub fn checked_new(
     items: &[(NewMemory, Vec<f32>)],
 ) -> Result<(String, Vec<String>)> {
     let partition = scope.partition()?;
-    let mut hashes = Vec::with_capacity(items.len());
-    for (m, v) in items {
-        crate::checks::check_new(embedder, m, v)?;
-        hashes.push(identity_hash(m));
-    }
+    let hashes = items
+        .iter()
+        .map(|(m, v)| checked_identity(embedder, m, v))
+        .collect::<Result<_>>()?;
     Ok((partition, hashes))
+}
+
+/// One new memory checked for the store's embedder, and its identity hash.
+pub fn checked_identity(embedder: &EmbedderInfo, m: &NewMemory, v: &[f32]) -> Result<String> {
+    crate::checks::check_new(embedder, m, v)?;
+    Ok(identity_hash(m))
 }
 
 /// A batch of stored texts (rows keyed by `K`) re-embedded for `reindex`,

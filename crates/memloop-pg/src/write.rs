@@ -193,10 +193,9 @@ impl PgStore {
         new: (NewMemory, Vec<f32>),
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
-        let (partition, hashes) =
-            rules::checked_new(&self.embedder, scope, std::slice::from_ref(&new))?;
-        let hash = hashes.into_iter().next().unwrap_or_default();
         let (m, v) = new;
+        let hash = rules::checked_identity(&self.embedder, &m, &v)?;
+        let partition = scope.partition()?;
         let now = self.now();
         self.tx(Tenancy::One(&scope.tenant), |tx| {
             // Locked first: a concurrent supersession of the same memory

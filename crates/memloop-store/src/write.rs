@@ -221,16 +221,15 @@ impl EmbeddedStore {
         new: (NewMemory, Vec<f32>),
         reason: &str,
     ) -> Result<(MemoryRecord, MemoryRecord)> {
-        let (partition, hashes) =
-            rules::checked_new(&self.embedder, scope, std::slice::from_ref(&new))?;
         let (m, v) = new;
+        let hash = rules::checked_identity(&self.embedder, &m, &v)?;
+        let partition = scope.partition()?;
         let now = self.now();
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let (row, old_partition, mut old) = get_by_id(&tx, &scope.tenant, old_id)?;
         let end = rules::check_supersede(&old, &old_partition, &partition, m.valid_from, now)?;
         let new_text = m.text.clone();
-        let hash = hashes.into_iter().next().unwrap_or_default();
         let added = add_in(&tx, &partition, scope, m, &v, hash, Some(reason), now)?;
         tx.execute(
             "UPDATE memories SET valid_until = ?1, updated_at = ?2, superseded_by = ?3 WHERE row = ?4",

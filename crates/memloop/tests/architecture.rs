@@ -74,21 +74,18 @@ fn tree(dir: &Path, base: &Path, out: &mut Vec<String>) {
 /// Whether `file` (relative to its crate) is `named`, which may be a
 /// file name alone and hold one `*` (`bench*.rs`).
 fn matches(file: &str, named: &str) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
-    let (full, last) = if named.ends_with('/') {
-        (
-            file.to_string(),
-            file.trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .to_string()
-                + "/",
-        )
+    // The last component, a folder's with its trailing slash.
+    let last = file
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(file);
+    let last = if file.ends_with('/') {
+        format!("{last}/")
     } else {
-        (file.to_string(), name.to_string())
+        last.to_string()
     };
-    let fits = |candidate: &str| match named.split_once('*') {
+    let glob = |candidate: &str| match named.split_once('*') {
         Some((a, b)) => {
             candidate.starts_with(a)
                 && candidate.ends_with(b)
@@ -96,7 +93,7 @@ fn matches(file: &str, named: &str) -> bool {
         }
         None => candidate == named,
     };
-    fits(&full) || fits(&last) || full.ends_with(&format!("/{named}"))
+    glob(&last) || file == named || file.ends_with(&format!("/{named}"))
 }
 
 #[test]
