@@ -75,9 +75,18 @@ pub struct SearchArgs {
     /// Search what was true at this date (YYYY-MM-DD or RFC 3339).
     #[arg(long)]
     as_of: Option<String>,
-    /// Follow entity links from the top hits (default: the configured expansion).
+    /// Follow entity links from the top hits (default: `[search] expand`).
     #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
     expand: Option<bool>,
+    /// Links followed from a hit when expanding, 1 to 3 (turns expansion on).
+    #[arg(long)]
+    hops: Option<usize>,
+    /// Rerank with the configured `[rerank]` reranker (false: skip it).
+    #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
+    rerank: Option<bool>,
+    /// Fused hits the reranker reorders, 1 to 200 (default: `[rerank] top_n`).
+    #[arg(long)]
+    rerank_top_n: Option<usize>,
     /// When the question is asked, for the time its words name ("last
     /// week", "the last session"): YYYY-MM-DD (its end) or RFC 3339. Default: now.
     #[arg(long)]
@@ -245,21 +254,17 @@ pub fn search(config: &Config, out: &Output, a: SearchArgs) -> anyhow::Result<()
     q.min_score = a.min_score;
     q.include_superseded = a.include_superseded;
     q.as_of = a.as_of.as_deref().map(parse_as_of).transpose()?;
-    q.expand = a.expand.map(|on| {
-        if on {
-            memloop::graph::Expansion::ON
-        } else {
-            memloop::graph::Expansion::OFF
-        }
-    });
     let mode = memloop::QueryTimeMode::parse_field(a.time_mode.as_deref(), "--time-mode")?;
     let now = match a.now.as_deref() {
         Some(s) => memloop::parse_reference_time(s, "--now")?,
         None => memloop::now_millis(),
     };
     let memory = open(config)?;
+    q.expand = memory.expansion_asked(a.expand, a.hops)?;
+    q.rerank = memory.rerank_asked(a.rerank, a.rerank_top_n)?;
     let time = memory.read_time(&mut q, now, mode)?;
-    out.hits(&memory.search(&q)?, time.as_ref())
+    let searched = memory.search_traced(&q)?;
+    out.hits(&searched.hits, time.as_ref(), searched.rerank.as_ref())
 }
 
 pub fn get(config: &Config, out: &Output, id: &str, lookup: Lookup) -> anyhow::Result<()> {

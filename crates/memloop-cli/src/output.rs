@@ -86,16 +86,30 @@ impl Output {
         &self,
         hits: &[SearchHit],
         time: Option<&memloop::TimeReading>,
+        rerank: Option<&memloop::rerank::RerankReport>,
     ) -> anyhow::Result<()> {
         if self.json {
             let mut v = serde_json::json!({ "results": hits });
             if let Some(t) = time {
                 v["time"] = serde_json::to_value(t)?;
             }
+            if let Some(r) = rerank {
+                v["rerank"] = serde_json::to_value(r)?;
+            }
             return self.json_value(&v);
         }
         if let Some(t) = time {
             println!("{t}");
+        }
+        if let Some(r) = rerank {
+            let ms = r.latency_us as f64 / 1000.0;
+            match &r.error {
+                None => println!(
+                    "reranked the top {} by {} in {ms:.1} ms",
+                    r.candidates, r.reranker
+                ),
+                Some(e) => println!("not reranked ({}: {e}): the fused order stands", r.reranker),
+            }
         }
         if hits.is_empty() {
             println!("no memories found");
@@ -110,6 +124,13 @@ impl Output {
                 printable(&h.record.text),
                 printable(&h.record.id)
             );
+            if let Some(r) = h.scores.rerank {
+                let score = r.score.map_or("-".into(), |s| format!("{s:.3}"));
+                println!(
+                    "      reranker {score}, fused position {}",
+                    r.fused_position
+                );
+            }
             if h.scores.graph > 0.0 {
                 println!("      linked through an entity a better hit names");
             }

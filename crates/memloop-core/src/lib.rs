@@ -18,8 +18,8 @@ pub use filter::Filter;
 pub use llm::{ChatMessage, ChatRequest, ChatResponse, Llm};
 pub use record::{
     check_time, expires_after, parse_ttl, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
-    Provenance, Replacement, SearchHit, SignalScores, WriteResult, MAX_TIME_MS, MAX_TTL_MS,
-    MIN_TIME_MS,
+    Provenance, Replacement, RerankScores, SearchHit, SignalScores, WriteResult, MAX_TIME_MS,
+    MAX_TTL_MS, MIN_TIME_MS,
 };
 pub use scope::{validate_memory_id, Scope, MAX_ID_BYTES};
 pub use traits::{Embedder, EmbedderInfo};

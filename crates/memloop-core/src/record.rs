@@ -358,6 +358,23 @@ pub struct SignalScores {
     /// names none.
     #[serde(default)]
     pub time: f32,
+    /// Set when a reranking stage reordered the fused top N and this hit
+    /// was among them: the reranker's score and the hit's positions
+    /// before and after (docs/retrieval.md, "Reranking").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankScores>,
+}
+
+/// A hit's place in a reranking: what the reranker gave it and where it
+/// stood in the fused order and after reranking (1 = first).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RerankScores {
+    /// The reranker's relevance score (its own units: higher is better);
+    /// None when it left this candidate out (it then follows the scored
+    /// ones, in fused order).
+    pub score: Option<f32>,
+    pub fused_position: usize,
+    pub position: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

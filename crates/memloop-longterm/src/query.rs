@@ -175,6 +175,10 @@ pub struct SearchQuery {
     /// Entity expansion from the top hits (`graph::Expansion`). None: the
     /// facade's configured one; a store ignores it.
     pub expand: Option<crate::graph::Expansion>,
+    /// How many fused hits the facade's reranking stage reorders: None, its
+    /// configured `top_n`; 0, no reranking for this search. A store
+    /// ignores it.
+    pub rerank: Option<usize>,
     /// The world time the query is about ("last week", "in May"): filters
     /// or boosts by each memory's `valid_from`. The facade fills it from
     /// the query's words when asked (`memloop::TimeReading`).
@@ -209,6 +213,7 @@ impl SearchQuery {
             include_superseded: false,
             decay: None,
             expand: None,
+            rerank: None,
             time: None,
         }
     }

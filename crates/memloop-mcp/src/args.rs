@@ -59,6 +59,20 @@ pub struct SearchArgs {
     /// 3339) instead of now: superseded and deleted memories as they were.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Also return memories linked to the best hits through a person,
+    /// place or thing they both name (default: the server's [search] expand).
+    #[serde(default)]
+    pub expand: Option<bool>,
+    /// Links followed from a hit when expanding, 1 to 3; giving it turns
+    /// expansion on.
+    #[serde(default)]
+    pub hops: Option<usize>,
+    /// false: skip the configured reranker for this search; true: ask for it.
+    #[serde(default)]
+    pub rerank: Option<bool>,
+    /// How many of the best hits the reranker reorders, 1 to 200.
+    #[serde(default)]
+    pub rerank_top_n: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -105,6 +119,23 @@ pub struct RememberArgs {
 // session to that one (keeping its ordinal among all of the user's).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SessionsArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EntitiesArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// At most this many, most mentioned first (default 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LinksArgs {
+    /// The entity's name, any case, as memory_entities lists it.
+    pub entity: String,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }

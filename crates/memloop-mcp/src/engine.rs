@@ -10,8 +10,9 @@ use memloop::{
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordProcedureArgs, RecordTurnArgs,
-    RememberArgs, ScopeArgs, SearchArgs, SearchProceduresArgs, SessionsArgs,
+    AddArgs, ContextArgs, EntitiesArgs, ForgetArgs, GetArgs, HistoryArgs, LinksArgs,
+    RecordProcedureArgs, RecordTurnArgs, RememberArgs, ScopeArgs, SearchArgs, SearchProceduresArgs,
+    SessionsArgs,
 };
 
 /// A memory store and the loop over it (its gate and long-term writer serve
@@ -52,9 +53,12 @@ impl Engine {
             .as_deref()
             .map(|s| memloop::parse_reference_time(s, "as_of"))
             .transpose()?;
+        q.expand = self.memory().expansion_asked(a.expand, a.hops)?;
+        q.rerank = self.memory().rerank_asked(a.rerank, a.rerank_top_n)?;
         let (now, mode) = time_args(a.now.as_deref(), a.time_mode.as_deref())?;
         let time = self.memory().read_time(&mut q, now, mode)?;
-        let hits = self.memory().search(&q)?;
+        let searched = self.memory().search_traced(&q)?;
+        let hits = searched.hits;
         let mut out = if a.full.unwrap_or(false) {
             json!({ "results": hits })
         } else {
@@ -62,6 +66,9 @@ impl Engine {
         };
         if let Some(t) = time {
             out["time"] = to_json(&t)?;
+        }
+        if let Some(r) = searched.rerank {
+            out["rerank"] = to_json(&r)?;
         }
         Ok(out)
     }
@@ -104,6 +111,24 @@ impl Engine {
     }
 
     /// The user's sessions on the time axis, newest first.
+    pub(crate) fn entities(&self, tenant: &str, a: EntitiesArgs) -> Result<Value> {
+        let scope = a.scope.in_tenant(tenant)?;
+        let mut list = self.memory().graph_entities(&scope)?;
+        list.truncate(a.limit.unwrap_or(100));
+        Ok(json!({ "entities": list }))
+    }
+
+    pub(crate) fn links(&self, tenant: &str, a: LinksArgs) -> Result<Value> {
+        let scope = a.scope.in_tenant(tenant)?;
+        match self.memory().entity_links(&scope, &a.entity)? {
+            Some(l) => to_json(&l),
+            None => Err(Error::NotFound(format!(
+                "entity {:?}: no current memory of this user names it (memory_entities lists those that do)",
+                a.entity
+            ))),
+        }
+    }
+
     pub(crate) fn sessions(&self, tenant: &str, a: SessionsArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
         let sessions = self.memory().sessions(&scope)?;

@@ -10,8 +10,9 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
 use crate::args::{
-    AddArgs, ContextArgs, ForgetArgs, GetArgs, HistoryArgs, RecordProcedureArgs, RecordTurnArgs,
-    RememberArgs, SearchArgs, SearchProceduresArgs, SessionsArgs,
+    AddArgs, ContextArgs, EntitiesArgs, ForgetArgs, GetArgs, HistoryArgs, LinksArgs,
+    RecordProcedureArgs, RecordTurnArgs, RememberArgs, SearchArgs, SearchProceduresArgs,
+    SessionsArgs,
 };
 use crate::engine::Engine;
 use crate::tenant::TenantResolver;
@@ -184,6 +185,30 @@ impl MemoryTools {
         ext: Extensions,
     ) -> ToolResult {
         self.run(&ext, a, Engine::sessions).await
+    }
+
+    #[tool(
+        description = "The people, places and things the user's memories name (the entity graph), most mentioned first: {\"entities\": [{name, kind, memories}]}. Follow one with memory_links.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_entities(
+        &self,
+        Parameters(a): Parameters<EntitiesArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::entities).await
+    }
+
+    #[tool(
+        description = "One entity of the user's memories with its links: {entity, relations: [{subject, relation, object, memory_id}], co_mentioned: [{name, kind, memories}], memories: [...]}. relations are current facts such as \"Anna works_at Acme\".",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn memory_links(
+        &self,
+        Parameters(a): Parameters<LinksArgs>,
+        ext: Extensions,
+    ) -> ToolResult {
+        self.run(&ext, a, Engine::links).await
     }
 
     #[tool(

@@ -182,6 +182,22 @@ pub struct SearchRequest {
     /// 3339): superseded and deleted memories as they were then.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Follow entity links from the top hits to other memories about the
+    /// same people, places and things (default: `[search] expand`).
+    #[serde(default)]
+    pub expand: Option<bool>,
+    /// Links followed from a hit when expanding, 1 to 3 (default:
+    /// `[search] hops`); giving it turns expansion on.
+    #[serde(default)]
+    pub hops: Option<usize>,
+    /// `false`: no reranking for this search, even with `[rerank]`
+    /// configured; `true` asks for it (refused when none is configured).
+    #[serde(default)]
+    pub rerank: Option<bool>,
+    /// How many fused hits the reranker reorders, 1 to 200 (default:
+    /// `[rerank] top_n`).
+    #[serde(default)]
+    pub rerank_top_n: Option<usize>,
 }
 
 /// `GET /v1/memories`.

@@ -29,6 +29,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "loop", description = "Context assembly and whole turns"),
         (name = "sessions", description = "Short-term buffers"),
         (name = "procedures", description = "The procedural layer: runs of tasks, procedures for planning"),
+        (name = "graph", description = "The entity graph: the people, places and things memories name, and their links"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
         (name = "mem0", description = "What Mem0's own clients call: the key check, v3 add / search / list, entities")
     )
@@ -119,6 +120,36 @@ pub struct SignalScoresDoc {
     /// "in May"): 1 inside its window, less the farther outside; 0 when it
     /// names none.
     time: f32,
+    /// Set when a reranker reordered the fused top N and this hit was
+    /// among them.
+    rerank: Option<RerankScoresDoc>,
+}
+
+/// A hit's place in a reranking.
+#[derive(ToSchema, serde::Serialize)]
+pub struct RerankScoresDoc {
+    /// The reranker's score (its own units, higher is better); null when
+    /// it left this candidate out.
+    score: Option<f32>,
+    /// Its position in the fused order (1 = first).
+    fused_position: usize,
+    /// Its position after reranking.
+    position: usize,
+}
+
+/// What the reranking stage did in one search.
+#[derive(ToSchema)]
+pub struct RerankReportDoc {
+    /// "http tei http://127.0.0.1:8080/rerank", "llm claude-…".
+    reranker: String,
+    /// Fused hits sent to it.
+    candidates: usize,
+    /// reranked, timed_out or failed (then the fused order stands).
+    status: String,
+    /// Why the fused order stands.
+    error: Option<String>,
+    /// Time the search spent on it, in microseconds.
+    latency_us: u64,
 }
 
 /// One memory read by id: the stored memory, where it stands, and what
@@ -189,6 +220,8 @@ pub struct SearchResponse {
     results: Vec<SearchHitDoc>,
     /// How a time the query names was read (absent when it names none).
     time: Option<TimeReadingDoc>,
+    /// What the reranking stage did (absent when none ran).
+    rerank: Option<RerankReportDoc>,
 }
 
 /// How a query's time was read: `{"phrase": "in May", "start":
@@ -388,6 +421,52 @@ pub struct EntityDoc {
 pub struct EntitiesResponse {
     count: usize,
     results: Vec<EntityDoc>,
+}
+
+/// `GET /v1/entities`: Mem0's users list, or with a scope its entity graph.
+#[derive(ToSchema)]
+#[allow(dead_code)] // documents the two answers; never built
+pub enum EntitiesAnswer {
+    Users(EntitiesResponse),
+    Graph(GraphEntitiesResponse),
+}
+
+/// The people, places and things a user's current memories name.
+#[derive(ToSchema)]
+pub struct GraphEntitiesResponse {
+    count: usize,
+    results: Vec<GraphEntityDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct GraphEntityDoc {
+    /// As first written ("Anna", "Acme Corp").
+    name: String,
+    /// person, place, organisation, pet or thing.
+    kind: String,
+    /// Current memories that name it.
+    memories: i64,
+}
+
+/// `GET /v1/entities/{name}/links`.
+#[derive(ToSchema)]
+pub struct EntityLinksResponse {
+    entity: GraphEntityDoc,
+    /// Relations it is an end of, stated by current memories.
+    relations: Vec<GraphRelationDoc>,
+    /// Entities named in the same current memories, with how many.
+    co_mentioned: Vec<GraphEntityDoc>,
+    /// Current memories that name it, newest first.
+    memories: Vec<MemoryDoc>,
+}
+
+/// "Anna works_at Acme", and the memory that says so.
+#[derive(ToSchema)]
+pub struct GraphRelationDoc {
+    subject: String,
+    relation: String,
+    object: String,
+    memory_id: String,
 }
 
 #[derive(ToSchema)]

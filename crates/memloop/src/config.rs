@@ -8,8 +8,10 @@ use memloop_llm::LlmConfig;
 use memloop_store::StoreOptions;
 
 use crate::forgetting::ForgettingConfig;
+use crate::rerank::RerankConfig;
 use crate::token_count::Encoding;
 use memloop_core::context::ContextBudget;
+use memloop_longterm::graph::Expansion;
 use memloop_rules::gate::GateConfig;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +57,64 @@ pub struct Config {
     pub turn: LoopConfig,
     /// Default TTLs per kind, gc while serving, decay (docs/forgetting.md).
     pub forgetting: ForgettingConfig,
+    /// What every search does unless it says otherwise: entity expansion.
+    pub search: SearchConfig,
+    /// A reranking stage after fusion (docs/retrieval.md, "Reranking").
+    pub rerank: RerankConfig,
+}
+
+/// The `[search]` table: entity expansion for searches that name none
+/// (REST, MCP, the loop and the CLI alike; each search can override it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Follow entity links from the top hits (docs/retrieval.md, "Entity
+    /// links"). Off by default: it did not pay on the dev sets.
+    pub expand: bool,
+    /// Links followed from a hit when expanding (1..=3).
+    pub hops: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            expand: false,
+            hops: Expansion::ON.hops,
+        }
+    }
+}
+
+impl SearchConfig {
+    pub fn validate(&self) -> Result<()> {
+        check_hops(self.hops, "[search] hops")
+    }
+
+    /// The expansion searches that name none get.
+    pub fn expansion(&self) -> Expansion {
+        if self.expand {
+            Expansion {
+                hops: self.hops,
+                ..Expansion::ON
+            }
+        } else {
+            Expansion::OFF
+        }
+    }
+}
+
+/// The most links an expansion follows from a hit: each hop multiplies
+/// what is read, and a third hop reaches almost anything.
+pub const MAX_HOPS: usize = 3;
+
+/// Refuses hops outside `1..=MAX_HOPS`.
+pub fn check_hops(hops: usize, what: &str) -> Result<()> {
+    if (1..=MAX_HOPS).contains(&hops) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what} {hops} is outside 1..={MAX_HOPS}"
+        )))
+    }
 }
 
 impl Default for Config {
@@ -67,6 +127,8 @@ impl Default for Config {
             short_term: ShortTermConfig::default(),
             turn: LoopConfig::default(),
             forgetting: ForgettingConfig::default(),
+            search: SearchConfig::default(),
+            rerank: RerankConfig::default(),
         }
     }
 }
@@ -240,6 +302,8 @@ impl Config {
             .validate()
             .and_then(|()| cfg.forgetting.validate())
             .and_then(|()| cfg.short_term.validate_for(&cfg.turn))
+            .and_then(|()| cfg.search.validate())
+            .and_then(|()| cfg.rerank.validate(cfg.llm.as_ref()))
             .map_err(|e| {
                 Error::invalid(format!(
                     "config file {} is not valid: {e}",

@@ -24,6 +24,7 @@ mod open;
 mod pipeline;
 pub mod procedures;
 mod query_time;
+pub mod rerank;
 /// The short-term buffer's types (the core's), for a library user and the
 /// front ends; the configured buffer is opened by `short_term_open.rs`.
 pub mod short_term {
@@ -41,13 +42,13 @@ mod turn;
 mod write;
 
 pub use config::{
-    default_data_dir, Config, EmbedderConfig, LayerShares, Layers, LoopConfig, ShortTermConfig,
-    StaleMemories,
+    check_hops, default_data_dir, Config, EmbedderConfig, LayerShares, Layers, LoopConfig,
+    SearchConfig, ShortTermConfig, StaleMemories, MAX_HOPS,
 };
 pub use forgetting::{
     ForgettingConfig, GcReport, KindTtls, DEFAULT_DECAY_WEIGHT, DEFAULT_HALF_LIFE_MS,
 };
-pub use memory::{Memory, MemoryById, DEFAULT_EXPANSION};
+pub use memory::{Memory, MemoryById, Searched, DEFAULT_EXPANSION};
 pub use pipeline::WritePipeline;
 pub use procedures::{
     Outcome, Procedure, ProcedureHit, ProcedureQuery, ProcedureRun, ProcedureScores,

@@ -79,12 +79,14 @@ pub async fn tool_error(client: &ServerSink, tool: &str, args: Value) -> (String
     )
 }
 
-pub const TOOLS: [&str; 11] = [
+pub const TOOLS: [&str; 13] = [
     "memory_add",
     "memory_context",
+    "memory_entities",
     "memory_forget",
     "memory_get",
     "memory_history",
+    "memory_links",
     "memory_record_procedure",
     "memory_record_turn",
     "memory_remember",
@@ -154,6 +156,58 @@ pub async fn exercise(client: &ServerSink, user: &str) {
     )
     .await;
     assert_eq!(other["results"], json!([]), "another user sees nothing");
+
+    // The entity graph: Emma is named, linked to her memory, and no one
+    // else's; the search switches reach the facade.
+    let entities = ok(client, "memory_entities", json!({"user_id": user})).await;
+    assert!(
+        entities["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "Emma"),
+        "{entities}"
+    );
+    let links = ok(
+        client,
+        "memory_links",
+        json!({"entity": "emma", "user_id": user}),
+    )
+    .await;
+    assert_eq!(links["entity"]["name"], "Emma", "{links}");
+    assert_eq!(
+        links["memories"][0]["memory"],
+        "Emma starts school in September"
+    );
+    let (code, _) = tool_error(
+        client,
+        "memory_links",
+        json!({"entity": "Emma", "user_id": format!("{user}-other")}),
+    )
+    .await;
+    assert_eq!(code, "not_found", "another user's entity is not found");
+    let none = ok(
+        client,
+        "memory_entities",
+        json!({"user_id": format!("{user}-other")}),
+    )
+    .await;
+    assert_eq!(none["entities"], json!([]));
+    let expanded = ok(
+        client,
+        "memory_search",
+        json!({"query": "school", "user_id": user, "expand": true, "hops": 2}),
+    )
+    .await;
+    assert!(!expanded["results"].as_array().unwrap().is_empty());
+    for bad in [json!({"hops": 9}), json!({"rerank": true})] {
+        let mut args = json!({"query": "school", "user_id": user});
+        args.as_object_mut()
+            .unwrap()
+            .extend(bad.as_object().unwrap().clone());
+        let (code, message) = tool_error(client, "memory_search", args).await;
+        assert_eq!(code, "invalid_input", "{bad}: {message}");
+    }
 
     // The write pipeline: a fact added, then superseded.
     let paris = ok(

@@ -16,7 +16,7 @@ use crate::body::{
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
-    EntitiesResponse, ErrorBody, MessageResponse, PageResponse, PingResponse, SearchResponse,
+    EntitiesAnswer, ErrorBody, MessageResponse, PageResponse, PingResponse, SearchResponse,
     WriteResponse,
 };
 use crate::routes::memories;
@@ -145,12 +145,27 @@ pub async fn list(
     })))
 }
 
-/// The users, and agents without a user, that have memories (Mem0's `users()`).
+/// Without a scope: the users, and agents without a user, that have
+/// memories (Mem0's `users()`). With `user_id` (or `agent_id`): the
+/// entity graph's people, places and things that user's current memories
+/// name, most mentioned first (`routes::graph`).
 #[utoipa::path(
     get, path = "/v1/entities", tag = "mem0",
-    responses((status = 200, body = EntitiesResponse), (status = 401, body = ErrorBody))
+    params(ScopeFields),
+    responses(
+        (status = 200, description = "Mem0's users list without a scope; the scope's named entities with one", body = EntitiesAnswer),
+        (status = 400, description = "A bad id", body = ErrorBody),
+        (status = 401, body = ErrorBody)
+    )
 )]
-pub async fn entities(State(state): State<AppState>, tenant: Tenant) -> ApiResult {
+pub async fn entities(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    ApiQuery(scope): ApiQuery<ScopeFields>,
+) -> ApiResult {
+    if scope != ScopeFields::default() {
+        return crate::routes::graph::scope_entities(&state, &tenant, scope).await;
+    }
     let memory = state.memory().clone();
     let entities = blocking(move || memory.entities(&tenant.0)).await?;
     let results: Vec<Value> = entities

@@ -209,14 +209,17 @@ pub async fn search(
     };
     let mode = memloop::QueryTimeMode::parse_field(req.time_mode.as_deref(), "time_mode")?;
     let memory = state.memory().clone();
-    let (hits, time) = blocking(move || {
+    q.expand = memory.expansion_asked(req.expand, req.hops)?;
+    q.rerank = memory.rerank_asked(req.rerank, req.rerank_top_n)?;
+    let (searched, time) = blocking(move || {
         let time = memory.read_time(&mut q, now, mode)?;
-        Ok((memory.search(&q)?, time))
+        Ok((memory.search_traced(&q)?, time))
     })
     .await?;
     Ok(Json(SearchAnswer {
-        results: hits,
+        results: searched.hits,
         time,
+        rerank: searched.rerank,
     }))
 }
 
@@ -229,6 +232,8 @@ pub struct SearchAnswer {
     results: Vec<SearchHit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     time: Option<TimeReading>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank: Option<memloop::rerank::RerankReport>,
 }
 
 /// The memories of a scope, newest first.

@@ -1,6 +1,7 @@
 //! The router: handlers registered with their OpenAPI descriptions, then
 //! the layers every request passes through.
 
+pub mod graph;
 pub mod mem0;
 pub mod memories;
 pub mod ops;
@@ -48,6 +49,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(mem0::list))
         .routes(routes!(mem0::entities))
         .routes(routes!(mem0::delete_entity))
+        .routes(routes!(graph::links))
         .split_for_parts()
 }
 

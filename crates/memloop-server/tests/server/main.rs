@@ -9,6 +9,7 @@ mod deleted;
 mod errors;
 mod forgetting;
 mod fuzz;
+mod graph;
 mod hardening;
 mod mem0;
 mod mem0_client;
@@ -127,9 +128,18 @@ pub fn keys_ab() -> ApiKeys {
 }
 
 pub fn server_with(config: ServerConfig, llm: Option<Arc<dyn Llm>>) -> TestServer {
+    server_from(config, llm, |m| m)
+}
+
+/// `server_with` over a memory `shape` sets up (a reranker, an expansion).
+pub fn server_from(
+    config: ServerConfig,
+    llm: Option<Arc<dyn Llm>>,
+    shape: impl FnOnce(Memory) -> Memory,
+) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
-    let memory =
-        Arc::new(Memory::with_embedder(dir.path(), embedder(), StoreOptions::default()).unwrap());
+    let memory = Memory::with_embedder(dir.path(), embedder(), StoreOptions::default()).unwrap();
+    let memory = Arc::new(shape(memory));
     let mut memory_loop = MemoryLoop::new(
         memory,
         Arc::new(InProcessBuffer::new()),

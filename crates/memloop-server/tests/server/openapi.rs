@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 27] = [
+const ROUTES: [(&str, &str); 28] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -36,6 +36,7 @@ const ROUTES: [(&str, &str); 27] = [
     ("post", "/v3/memories"),
     ("get", "/v1/entities"),
     ("delete", "/v2/entities/{kind}/{name}"),
+    ("get", "/v1/entities/{name}/links"),
 ];
 
 async fn document(app: &axum::Router) -> Value {

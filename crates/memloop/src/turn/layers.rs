@@ -36,6 +36,7 @@ pub(super) struct Recalled {
     pub factors: Vec<Option<ProcedureScores>>,
     pub ctx: AssembledContext,
     pub layers: Vec<LayerTrace>,
+    pub rerank: Vec<crate::rerank::RerankReport>,
 }
 
 /// What the prompt shows of every hit: its text, or what replaced it.
@@ -63,10 +64,13 @@ impl MemoryLoop {
         named_session: bool,
         vector: &[f32],
         kind: Kind,
+        rerank: &mut Vec<crate::rerank::RerankReport>,
     ) -> Result<Vec<SearchHit>> {
         let mut query = base.clone();
         query.kinds = vec![kind];
-        let mut hits = self.memory.search_by_vector(&query, vector)?;
+        let searched = self.memory.search_by_vector_traced(&query, vector)?;
+        rerank.extend(searched.rerank);
+        let mut hits = searched.hits;
         hits.retain(|h| self.admits(h, named_session));
         Ok(hits)
     }
@@ -82,8 +86,9 @@ impl MemoryLoop {
         buffer: &[Turn],
     ) -> Result<Recalled> {
         let input = query.text.as_str();
-        let facts = self.layer_hits(query, named_session, vector, Kind::Fact)?;
-        let episodes = self.layer_hits(query, named_session, vector, Kind::Episode)?;
+        let mut rerank = Vec::new();
+        let facts = self.layer_hits(query, named_session, vector, Kind::Fact, &mut rerank)?;
+        let episodes = self.layer_hits(query, named_session, vector, Kind::Episode, &mut rerank)?;
         let mut pq = ProcedureQuery::new(query.scope.clone(), input);
         pq.top_k = self.cfg.procedure_top_k;
         pq.min_similarity = self.cfg.min_similarity;
@@ -177,6 +182,7 @@ impl MemoryLoop {
             factors,
             ctx,
             layers,
+            rerank,
         })
     }
 }

@@ -74,6 +74,8 @@ struct Prepared {
     first: usize,
     input_vector: Vec<f32>,
     time: Option<TimeReading>,
+    /// What the reranking stage did in each search (empty: no stage).
+    rerank: Vec<crate::rerank::RerankReport>,
 }
 
 /// One exchange handed to the long-term write: the input, the reply, which
@@ -334,9 +336,11 @@ impl MemoryLoop {
                 first,
                 input_vector: vector,
                 time,
+                rerank: r.rerank,
             });
         }
-        let mut hits = self.memory.search_by_vector(&query, &vector)?;
+        let searched = self.memory.search_by_vector_traced(&query, &vector)?;
+        let mut hits = searched.hits;
         hits.retain(|h| self.admits(h, named_session));
         t.search_us = micros(s);
 
@@ -365,6 +369,7 @@ impl MemoryLoop {
             first,
             input_vector: vector,
             time,
+            rerank: searched.rerank.into_iter().collect(),
         })
     }
 
@@ -424,6 +429,7 @@ impl MemoryLoop {
             recorded: false,
             time: std::mem::take(&mut p.time),
             layers,
+            rerank: std::mem::take(&mut p.rerank),
         }
     }
 

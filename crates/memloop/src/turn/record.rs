@@ -171,6 +171,7 @@ impl MemoryLoop {
             recorded: true,
             time: None,
             layers: Vec::new(),
+            rerank: Vec::new(),
         };
         // The first side present is the input (an assistant-only exchange,
         // a proactive message, is judged as the assistant's).

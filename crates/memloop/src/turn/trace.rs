@@ -111,6 +111,11 @@ pub struct TurnTrace {
     /// (the memories of each are in `retrieved`, by `kind`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<super::LayerTrace>,
+    /// What the reranking stage did in each search the turn ran (one, or
+    /// one per searched layer in three-layer mode): the reranker, its
+    /// latency, and whether its order was used. Empty without a reranker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerank: Vec<crate::rerank::RerankReport>,
 }
 
 /// Whether the loop's events carry texts (queries, memories, reasons):

@@ -12,6 +12,7 @@ mod nomic;
 mod pipeline;
 mod procedures;
 mod props;
+mod rerank;
 mod sessions;
 mod sides;
 mod stale;

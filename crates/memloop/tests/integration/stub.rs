@@ -43,12 +43,17 @@ pub fn start_with(
 
 impl LlmStub {
     pub fn llm(&self) -> Arc<dyn memloop::llm::Llm> {
+        Arc::from(self.config().build().unwrap())
+    }
+
+    /// The `[llm]` table that points at this stub.
+    pub fn config(&self) -> memloop::LlmConfig {
         let mut cfg = memloop::LlmConfig::new(memloop::Provider::OpenAi, "stub-model");
         cfg.base_url = Some(format!("{}/v1", self.server.base_url()));
         cfg.retry_base_ms = 5;
         cfg.timeout_secs = 1;
         cfg.max_retries = 1;
-        Arc::from(cfg.build().unwrap())
+        cfg
     }
 
     pub fn bodies(&self) -> Vec<serde_json::Value> {
