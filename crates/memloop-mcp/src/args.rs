@@ -2,7 +2,7 @@
 //! descriptions an MCP client shows the model, so they say what to pass.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Whose memories a call is about: a user, optionally narrowed to one agent
@@ -201,19 +201,35 @@ impl ContextArgs {
     }
 }
 
-/// One message of a recorded exchange.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// One message of a recorded exchange, in OpenAI's or Anthropic's shape:
+/// tool calls and their results become a procedure (docs/layers.md).
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct MessageArg {
     /// user, assistant, system or tool.
     pub role: String,
-    pub content: String,
+    /// The text, or a list of content blocks (Anthropic: text, tool_use
+    /// {id, name, input}, tool_result {tool_use_id, content, is_error}).
+    #[serde(default)]
+    pub content: Value,
+    /// OpenAI: an assistant message's calls, [{id, type: "function",
+    /// function: {name, arguments}}].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Value>,
+    /// OpenAI: on a tool message, the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// On a tool result: the call failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RecordTurnArgs {
     /// The exchange's messages since the last one recorded, oldest first:
     /// the user's are the input, the assistant's the reply; tool and system
-    /// messages go to the session buffer only.
+    /// messages go to the session buffer. The assistant's tool calls with
+    /// their results are recorded as a run of the user's task: a procedure
+    /// with its outcome and pitfalls.
     pub messages: Vec<MessageArg>,
     /// Whose exchange it was.
     pub user_id: String,

@@ -212,13 +212,16 @@ impl Engine {
         if let Some(at) = at {
             memloop::check_time("timestamp", at)?;
         }
-        let messages = said_at(a.messages.into_iter().map(|m| (m.role, m.content)), at)?;
-        let r = self.lp.record(
+        let raw: Vec<Value> = a.messages.iter().map(to_json).collect::<Result<_>>()?;
+        let parsed = memloop::procedures::from_messages(&raw)?;
+        let messages = said_at(parsed.messages, at)?;
+        let r = self.lp.record_with_tools(
             &scope,
             Exchanged {
                 turn_id: a.turn_id.as_deref(),
                 messages: &messages,
             },
+            &parsed.tool_calls,
         )?;
         Ok(r.answer())
     }

@@ -224,7 +224,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Record an exchange your own model ran: the user's and the assistant's messages go to the session, each side is judged by role, and what is worth keeping is written long-term (one episode with both sides; facts attributed to who said them). The same turn_id again writes nothing twice. Returns {turn_id, replayed, gate, writes: [{id, memory, event, kind, role?, reason}], trace}.",
+        description = "Record an exchange your own model ran: the user's and the assistant's messages go to the session, each side is judged by role, and what is worth keeping is written long-term (one episode with both sides; facts attributed to who said them). Tool calls with their results (OpenAI tool_calls and tool messages, or Anthropic tool_use and tool_result blocks) are recorded as a run of the user's task: a procedure with its outcome and pitfalls. The same turn_id again writes nothing twice. Returns {turn_id, replayed, gate, writes: [{id, memory, event, kind, role?, reason}], trace}.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,

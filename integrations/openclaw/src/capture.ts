@@ -5,7 +5,7 @@
 // wait in the session's queue for the next agent_end or a flush.
 
 import { createHash } from "node:crypto";
-import type { ChatMessage, Scope } from "./client.ts";
+import type { ChatMessage, Scope, ToolCallWire } from "./client.ts";
 import { RECALL_TAG, stripRecall } from "./recall.ts";
 
 export interface Exchange {
@@ -32,18 +32,47 @@ export function textOf(content: unknown): string {
     .join("\n");
 }
 
-/** A user or assistant message with text in it, recall blocks removed; else undefined (tool calls, tool results, system). */
+/** The tool calls of an assistant message's `toolCall` parts, in memloop's (OpenAI's) shape. */
+export function toolCallsOf(content: unknown): ToolCallWire[] {
+  if (!Array.isArray(content)) return [];
+  const calls: ToolCallWire[] = [];
+  for (const p of content) {
+    const part = p as { type?: unknown; id?: unknown; name?: unknown; arguments?: unknown } | null;
+    if (part?.type !== "toolCall" || typeof part.name !== "string" || part.name === "") continue;
+    const args = typeof part.arguments === "string" ? part.arguments : JSON.stringify(part.arguments ?? {});
+    calls.push({ id: typeof part.id === "string" ? part.id : "", type: "function", function: { name: part.name, arguments: args } });
+  }
+  return calls;
+}
+
+/** A tool's result (pi-ai's `toolResult` message) as memloop's `tool` message; undefined when it names no call. */
+function toolResultOf(m: { toolCallId?: unknown; content?: unknown; isError?: unknown }): TimedMessage | undefined {
+  if (typeof m.toolCallId !== "string" || m.toolCallId === "") return undefined;
+  return { role: "tool", content: textOf(m.content).trim(), tool_call_id: m.toolCallId, is_error: m.isError === true };
+}
+
+/**
+ * A message to record: a user or assistant message with text in it (recall
+ * blocks removed), an assistant message's tool calls, or a tool's result;
+ * else undefined (system messages, recalled text echoed back, empty ones).
+ */
 export function toChat(message: unknown): TimedMessage | undefined {
-  const m = message as { role?: unknown; content?: unknown; timestamp?: unknown } | null;
+  const m = message as { role?: unknown; content?: unknown; timestamp?: unknown; toolCallId?: unknown; isError?: unknown } | null;
+  if (m?.role === "toolResult") return toolResultOf(m);
   if (m?.role !== "user" && m?.role !== "assistant") return undefined;
   let text = textOf(m.content);
   if (m.role === "user") text = stripRecall(text);
   text = text.trim();
   // Whatever still carries our tag is recalled text echoed back, not something said.
-  if (text === "" || text.includes(`<${RECALL_TAG}`)) return undefined;
+  if (text.includes(`<${RECALL_TAG}`)) return undefined;
+  const calls = m.role === "assistant" ? toolCallsOf(m.content) : [];
+  if (text === "" && calls.length === 0) return undefined;
   const ms = m.timestamp;
   const at = typeof ms === "number" && Number.isFinite(ms) && ms > 0 && ms < 253402300800000 ? new Date(ms).toISOString() : undefined;
-  return at === undefined ? { role: m.role, content: text } : { role: m.role, content: text, at };
+  const out: TimedMessage = { role: m.role, content: text };
+  if (calls.length > 0) out.tool_calls = calls;
+  if (at !== undefined) out.at = at;
+  return out;
 }
 
 function key(message: unknown): string {
@@ -53,7 +82,12 @@ function key(message: unknown): string {
 
 export function turnIdFor(sessionId: string, messages: readonly ChatMessage[]): string {
   const h = createHash("sha256").update(sessionId);
-  for (const m of messages) h.update(`\u0000${m.role}\u0000${m.content}`);
+  for (const m of messages) {
+    h.update(`\u0000${m.role}\u0000${m.content}`);
+    // Tool calls and results count, so a run's retry is a turn of its own.
+    if (m.tool_calls) h.update(`\u0000${JSON.stringify(m.tool_calls)}`);
+    if (m.tool_call_id !== undefined) h.update(`\u0000${m.tool_call_id}\u0000${String(m.is_error)}`);
+  }
   return `openclaw-${h.digest("hex").slice(0, 32)}`;
 }
 
@@ -61,12 +95,12 @@ export function turnIdFor(sessionId: string, messages: readonly ChatMessage[]): 
 export function exchanges(scope: Scope & { run_id: string }, messages: readonly TimedMessage[]): Exchange[] {
   const out: Exchange[] = [];
   let current: ChatMessage[] | undefined;
-  for (const { role, content, at } of messages) {
-    if (role === "user") {
-      current = [{ role, content }];
+  for (const { at, ...message } of messages) {
+    if (message.role === "user") {
+      current = [message];
       out.push({ turnId: "", scope, messages: current, at });
     } else if (current) {
-      current.push({ role, content });
+      current.push(message);
     }
   }
   for (const e of out) e.turnId = turnIdFor(scope.run_id, e.messages);

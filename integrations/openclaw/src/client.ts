@@ -61,9 +61,24 @@ export interface RecordResponse {
   trace: Record<string, unknown>;
 }
 
+/** A tool call as memloop reads it (OpenAI's wire shape). */
+export interface ToolCallWire {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/**
+ * A message of a recorded exchange in OpenAI's shape, which memloop reads:
+ * an assistant message may carry the tool calls it made, and each call's
+ * result is a `tool` message naming it, so the run becomes a procedure.
+ */
 export interface ChatMessage {
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "tool";
   content: string;
+  tool_calls?: ToolCallWire[];
+  tool_call_id?: string;
+  is_error?: boolean;
 }
 
 export interface Scope {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CaptureLedger, MAX_PENDING, exchanges, textOf, toChat, turnIdFor } from "../src/capture.ts";
+import { CaptureLedger, MAX_PENDING, exchanges, textOf, toChat, toolCallsOf, turnIdFor } from "../src/capture.ts";
 
 const scope = { user_id: "u", agent_id: "main", run_id: "s1" };
 const user = (t: string) => ({ role: "user", content: t });
@@ -8,12 +8,29 @@ const asst = (t: string) => ({ role: "assistant", content: [{ type: "text", text
 const toolCall = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "memory_search", arguments: {} }] };
 const toolResult = { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: "results" }] };
 
-test("text comes from strings and text parts; tool calls, tool results and system messages carry none", () => {
+test("text comes from strings and text parts; system messages carry none", () => {
   assert.equal(textOf([{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }]), "a\nb");
-  assert.equal(toChat(toolCall), undefined);
-  assert.equal(toChat(toolResult), undefined);
   assert.equal(toChat({ role: "system", content: "x" }), undefined);
   assert.deepEqual(toChat(asst(" hi ")), { role: "assistant", content: "hi" });
+});
+
+test("tool calls and their results are kept in memloop's shape, so a task done with tools becomes a procedure", () => {
+  assert.deepEqual(toChat(toolCall), {
+    role: "assistant",
+    content: "",
+    tool_calls: [{ id: "c1", type: "function", function: { name: "memory_search", arguments: "{}" } }],
+  });
+  assert.deepEqual(toChat(toolResult), { role: "tool", content: "results", tool_call_id: "c1", is_error: false });
+  const failed = { role: "toolResult", toolCallId: "c2", toolName: "exec", content: [{ type: "text", text: "EACCES" }], isError: true };
+  assert.deepEqual(toChat(failed), { role: "tool", content: "EACCES", tool_call_id: "c2", is_error: true });
+  assert.equal(toChat({ role: "toolResult", content: "no call named" }), undefined);
+  const both = { role: "assistant", content: [{ type: "text", text: "Running it." }, { type: "toolCall", id: "c3", name: "exec", arguments: { command: "ls" } }] };
+  assert.deepEqual(toChat(both)?.tool_calls?.[0]?.function, { name: "exec", arguments: '{"command":"ls"}' });
+  assert.equal(toChat(both)?.content, "Running it.");
+  assert.deepEqual(toolCallsOf([{ type: "toolCall", name: "" }, { type: "text", text: "x" }]), []);
+  const a = turnIdFor("s1", [{ role: "tool", content: "out", tool_call_id: "c1", is_error: false }]);
+  const b = turnIdFor("s1", [{ role: "tool", content: "out", tool_call_id: "c1", is_error: true }]);
+  assert.notEqual(a, b, "a failure and a success of the same call are different turns");
 });
 
 test("the recall block is stripped from a user message before it is recorded", () => {
@@ -40,7 +57,8 @@ test("the ledger takes each message once, from the last user message of a sessio
   const l = new CaptureLedger();
   const history = [user("old"), asst("old reply"), user("I live in Lisbon"), toolCall, toolResult, asst("Noted")];
   const first = l.take(scope, history).queued;
-  assert.deepEqual(first.map((e) => e.messages.map((m) => m.content)), [["I live in Lisbon", "Noted"]]);
+  assert.deepEqual(first.map((e) => e.messages.map((m) => m.role)), [["user", "assistant", "tool", "assistant"]]);
+  assert.deepEqual(first[0]?.messages[1]?.tool_calls?.[0]?.function.name, "memory_search");
   for (const e of first) l.done("s1", e.turnId);
   const next = [...history, user("I like tea"), asst("Tea it is")];
   assert.deepEqual(l.take(scope, next).queued.map((e) => e.messages[0]?.content), ["I like tea"]);

@@ -47,6 +47,72 @@ async fn an_exchange_is_recorded_once_per_turn_id() {
     server.await.unwrap();
 }
 
+/// A turn in which the agent called tools, one failing then one working,
+/// in either API's shape: the user's task becomes a procedure whose
+/// pitfall names the failure and what worked instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_in_a_recorded_turn_become_a_procedure_with_its_pitfall() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, server) = crate::connect(dir.path()).await;
+    let c = client.peer();
+    let openai = json!({
+        "user_id": "dev", "session_id": "s1", "turn_id": "t1",
+        "messages": [
+            {"role": "user", "content": "deploy the web app to staging"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "shell", "arguments": "{\"command\":\"npm run deploy\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "EACCES: permission denied", "is_error": true},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function",
+                "function": {"name": "shell", "arguments": "{\"command\":\"sudo -u deploy npm run deploy\"}"}}]},
+            {"role": "tool", "tool_call_id": "c2", "content": "deployed"},
+            {"role": "assistant", "content": "Deployed to staging."}
+        ]
+    });
+    let first = ok(c, "memory_record_turn", openai).await;
+    let p = first["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "procedure")
+        .unwrap_or_else(|| panic!("no procedure in {first}"))
+        .clone();
+    assert_eq!(p["event"], "ADD", "{first}");
+    let anthropic = json!({
+        "user_id": "dev", "session_id": "s2", "turn_id": "t2",
+        "messages": [
+            {"role": "user", "content": "deploy the web app to staging again"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shell",
+                "input": {"command": "sudo -u deploy npm run deploy"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "deployed"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+        ]
+    });
+    let second = ok(c, "memory_record_turn", anthropic).await;
+    assert!(
+        second["writes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "procedure" && w["event"] == "UPDATE"),
+        "the second run merges into the procedure: {second}"
+    );
+    let found = ok(
+        c,
+        "memory_search_procedures",
+        json!({"query": "deploy to staging", "user_id": "dev"}),
+    )
+    .await;
+    let hit = &found["results"][0];
+    assert_eq!(hit["procedure"]["successes"], 2, "{found}");
+    let pitfall = hit["pitfalls"][0].as_str().unwrap_or_default();
+    assert!(
+        pitfall.contains("npm run deploy") && pitfall.contains("sudo -u deploy"),
+        "{found}"
+    );
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}
+
 /// Search hits are sized for a model: compact by default, the whole record
 /// on request. Prints the tokens per hit of both (o200k).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
