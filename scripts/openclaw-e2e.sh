@@ -223,6 +223,32 @@ run_version() {
   said="$(reply_of "$dir/s3.json" 2>/dev/null || true)"
   check "a later session recalls the corrected fact (got: ${said:0:160})" contains "$said" "lives in Porto"
 
+  # A task done with a tool: the stub reads a file that is not there, then
+  # one that is. The run reaches memloop with the turn, becomes a procedure
+  # with its pitfall, and a later session's recall carries it.
+  # OpenClaw's read tool resolves a relative path in the agent's workspace.
+  mkdir -p "$dir/state/workspace"
+  echo "version 2.4.1: faster search" >"$dir/state/workspace/release-notes.txt"
+  agent "$dir" tool "e2e-tool" "Read the release notes and tell me the version (tool task)" || bad "tool turn failed (see $dir/tool.err)"
+  said="$(reply_of "$dir/tool.json" 2>/dev/null || true)"
+  check "the stub's tool task ran to its end (got: ${said:0:120})" contains "$said" "STUB tool task done"
+  local procs=""
+  for _ in $(seq 1 120); do
+    procs="$(curl -fsS -H 'content-type: application/json' -d "{\"user_id\":\"$USER_ID\",\"query\":\"read the release notes\"}" \
+      "http://127.0.0.1:$mport/v1/procedures/search" || echo '{}')"
+    contains "$procs" "release-notes.txt" && break
+    sleep 0.25
+  done
+  echo "$procs" >"$dir/procedures.json"
+  check "the tool calls became a procedure with the read that worked" contains "$procs" "release-notes.txt"
+  check "... and the failed read as its pitfall" test "$(json "$dir/procedures.json" \
+    '((j.results||[])[0]?.pitfalls||[]).some(p=>p.includes("release-notes-draft.txt")&&p.includes("worked"))')" = true
+  local ask="How did you read the release notes last time?"
+  agent "$dir" tool2 "e2e-tool-2" "$ask" || bad "the session after the tool task failed"
+  sent="$(request_for "$mlog" "$ask")"
+  check "the next session's recall carries the procedure" contains "$sent" "Procedure:"
+  check "... and its pitfall" contains "$sent" "release-notes-draft.txt"
+
   # Fail open: with memloop stopped, and with a memloop that never answers.
   local up_ms
   up_ms=$(cat "$dir/s3.ms")

@@ -61,7 +61,31 @@ fn text_of(content: &Value) -> String {
 fn looks_like_error(result: &str) -> bool {
     let head: String = result.trim_start().chars().take(8).collect();
     let head = head.to_lowercase();
-    head.starts_with("error") || head.starts_with("failed") || head.starts_with("fatal")
+    head.starts_with("error")
+        || head.starts_with("failed")
+        || head.starts_with("fatal")
+        || json_says_error(result)
+}
+
+/// A result that is a JSON object reporting its own failure, as agent
+/// runtimes' tools answer: `{"status": "error", "error": "File not found"}`,
+/// `{"isError": true}`, `{"error": {…}}`.
+fn json_says_error(result: &str) -> bool {
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(result.trim()) else {
+        return false;
+    };
+    let status = o.get("status").and_then(Value::as_str).unwrap_or("");
+    matches!(
+        status.to_ascii_lowercase().as_str(),
+        "error" | "failed" | "failure"
+    ) || ["isError", "is_error"]
+        .iter()
+        .any(|k| o.get(*k) == Some(&Value::Bool(true)))
+        || o.get("error").is_some_and(|e| match e {
+            Value::Null | Value::Bool(false) => false,
+            Value::String(s) => !s.is_empty(),
+            _ => true,
+        })
 }
 
 fn field<'a>(v: &'a Value, i: usize, name: &str) -> Result<&'a str> {
@@ -83,6 +107,9 @@ pub fn from_messages(messages: &[Value]) -> Result<ToolMessages> {
             ))
         })?;
         let content = m.get("content").unwrap_or(&Value::Null);
+        // A message that carries tool calls is not plain text: its content
+        // is often "" (OpenAI allows it), which is no message of its own.
+        let mut plain = m.get("tool_calls").is_none_or(Value::is_null);
         for call in m
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -111,7 +138,6 @@ pub fn from_messages(messages: &[Value]) -> Result<ToolMessages> {
             attach(&mut out.tool_calls, id, text, is_error);
             continue;
         }
-        let mut plain = true;
         for block in content.as_array().into_iter().flatten() {
             match block.get("type").and_then(Value::as_str) {
                 Some("tool_use") => {
@@ -227,6 +253,47 @@ pub fn run_of(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_json_result_that_reports_a_failure_is_an_error() {
+        for failed in [
+            r#"{"status": "error", "tool": "read", "error": "File not found: x"}"#,
+            r#"{"isError": true, "content": "x"}"#,
+            r#"{"error": {"code": 2}}"#,
+            "Error: EACCES",
+        ] {
+            assert!(looks_like_error(failed), "{failed}");
+        }
+        for fine in [
+            r#"{"status": "ok", "error": null}"#,
+            r#"{"error": ""}"#,
+            r#"{"is_error": false}"#,
+            "the error rate fell",
+            "[1, 2]",
+        ] {
+            assert!(!looks_like_error(fine), "{fine}");
+        }
+    }
+
+    #[test]
+    fn an_empty_message_carrying_tool_calls_is_no_message_of_its_own() {
+        let parsed = from_messages(&[
+            json!({"role": "user", "content": "read the notes"}),
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "read", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "notes"}),
+            json!({"role": "assistant", "content": ""}),
+        ])
+        .unwrap();
+        let roles: Vec<&str> = parsed.messages.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant"],
+            "a plain empty message is kept for the caller's check"
+        );
+        assert_eq!(parsed.tool_calls.len(), 1);
+        assert_eq!(parsed.tool_calls[0].result.as_deref(), Some("notes"));
+    }
 
     #[test]
     fn openai_and_anthropic_shapes_give_the_same_calls() {
