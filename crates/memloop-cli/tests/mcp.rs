@@ -64,9 +64,11 @@ async fn the_binary_serves_every_tool_over_stdio() {
         [
             "memory_add",
             "memory_context",
+            "memory_entities",
             "memory_forget",
             "memory_get",
             "memory_history",
+            "memory_links",
             "memory_record_procedure",
             "memory_record_turn",
             "memory_remember",

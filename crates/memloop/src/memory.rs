@@ -7,13 +7,13 @@ use std::time::Duration;
 use memloop_core::time::Clock;
 use memloop_core::{
     validate_memory_id, Embedder, Error, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
-    Result, Scope, SearchHit, WriteResult,
+    Result, Scope, WriteResult,
 };
 use memloop_embed::{Coalescing, LocalEmbedder, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
     Embedded, Entity, ForgetReport, ListQuery, LongTermStore, Lookup, MemoryUpdate, RecordStatus,
-    SearchQuery, SessionInfo, Stats,
+    SessionInfo, Stats,
 };
 use memloop_store::StoreOptions;
 
@@ -21,8 +21,11 @@ use crate::config::{Config, EmbedderConfig};
 use crate::events::{log_writes, WriteLog};
 use crate::forgetting::{ForgettingConfig, GcReport};
 use crate::lazy::LazyEmbedder;
-use crate::rerank::{RerankReport, RerankStage};
+use crate::rerank::RerankStage;
 use crate::sweeper::{Replay, SweepStats, Sweeper};
+
+mod search;
+pub use search::Searched;
 
 /// The entity expansion of searches that name none (see
 /// `Memory::with_expansion` and docs/retrieval.md for the measurements).
@@ -67,16 +70,6 @@ pub struct Memory {
     forgetting: ForgettingConfig,
     expansion: Expansion,
     rerank: Option<RerankStage>,
-}
-
-const NO_RERANKER: &str = "this search asks for reranking, but no reranker is configured: \
-     set [rerank] kind (docs/retrieval.md, \"Reranking\") or leave rerank out";
-
-/// A search's hits and what its reranking stage did (None: no stage ran).
-#[derive(Debug, Clone)]
-pub struct Searched {
-    pub hits: Vec<SearchHit>,
-    pub rerank: Option<RerankReport>,
 }
 
 /// The configured embedder, loaded on first use (see `LazyEmbedder`), with
@@ -228,54 +221,6 @@ impl Memory {
     /// The reranking stage searches use, if any.
     pub fn reranker(&self) -> Option<&RerankStage> {
         self.rerank.as_ref()
-    }
-
-    /// A search's expansion from a front end's switches (REST's and MCP's
-    /// `expand` and `hops`, the CLI's `--expand` and `--hops`): `expand`
-    /// false turns it off; true, or `hops` alone, turns it on with the
-    /// configured hops or those given. None: neither was given, the
-    /// configured expansion applies.
-    pub fn expansion_asked(
-        &self,
-        expand: Option<bool>,
-        hops: Option<usize>,
-    ) -> Result<Option<Expansion>> {
-        if let Some(h) = hops {
-            crate::config::check_hops(h, "hops")?;
-        }
-        let configured = if self.expansion.is_on() {
-            self.expansion
-        } else {
-            Expansion::ON
-        };
-        Ok(match (expand, hops) {
-            (Some(false), _) => Some(Expansion::OFF),
-            (None, None) => None,
-            (_, h) => Some(Expansion {
-                hops: h.unwrap_or(configured.hops),
-                ..configured
-            }),
-        })
-    }
-
-    /// A search's reranking depth (`SearchQuery::rerank`) from a front
-    /// end's switches: `rerank` false turns it off; true, or `top_n`
-    /// alone, asks for it (refused when no reranker is configured). None:
-    /// neither was given, the configured stage applies.
-    pub fn rerank_asked(
-        &self,
-        rerank: Option<bool>,
-        top_n: Option<usize>,
-    ) -> Result<Option<usize>> {
-        match (rerank, top_n, self.rerank.as_ref()) {
-            (Some(false), _, _) => Ok(Some(0)),
-            (None, None, _) => Ok(None),
-            (_, _, None) => Err(Error::invalid(NO_RERANKER)),
-            (_, Some(n), Some(_)) => {
-                crate::rerank::check_top_n(n, "rerank_top_n").map(|()| Some(n))
-            }
-            (_, None, Some(stage)) => Ok(Some(stage.top_n())),
-        }
     }
 
     /// The entities named in current memories of `scope`, most mentioned
@@ -530,85 +475,6 @@ impl Memory {
     pub fn history_in(&self, tenant: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         validate_memory_id(id)?;
         self.store.history(tenant, id)
-    }
-
-    /// Hybrid search (vector + BM25) in the query's scope.
-    pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
-        self.search_traced(query).map(|s| s.hits)
-    }
-
-    /// `search`, with what its reranking stage did.
-    pub fn search_traced(&self, query: &SearchQuery) -> Result<Searched> {
-        if query.text.trim().is_empty() {
-            return Err(memloop_core::Error::invalid(
-                "the search query is empty: give some text to search for",
-            ));
-        }
-        let v = self.embedder.embed_query(&query.text)?;
-        self.search_by_vector_traced(query, &v)
-    }
-
-    /// Search with a query vector computed elsewhere. Either way, a query
-    /// that names no decay gets the configured one, and each hit returned
-    /// counts as a retrieval of it (batched by the store, see
-    /// `LongTermStore::record_access`).
-    pub fn search_by_vector(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
-        self.search_by_vector_traced(query, vector).map(|s| s.hits)
-    }
-
-    /// `search_by_vector`, with what its reranking stage did. The order:
-    /// the store's fused hits (as many as the reranker reorders, when that
-    /// is more than `top_k`), the reranking, then entity expansion from the
-    /// (reordered) top hits.
-    pub fn search_by_vector_traced(&self, query: &SearchQuery, vector: &[f32]) -> Result<Searched> {
-        let rerank = self.rerank_depth(query)?;
-        let depth = rerank.map_or(0, |(_, n)| n);
-        let filled;
-        let fused = if query.decay.is_none() || depth > query.top_k {
-            filled = SearchQuery {
-                decay: Some(query.decay.unwrap_or_else(|| self.forgetting.decay())),
-                top_k: query.top_k.max(depth),
-                ..query.clone()
-            };
-            &filled
-        } else {
-            query
-        };
-        let mut hits = self.store.search(fused, vector)?;
-        let mut report = None;
-        if let Some((stage, n)) = rerank {
-            let (reranked, r) = stage.apply(&query.text, hits, n);
-            hits = reranked;
-            report = Some(r);
-        }
-        hits.truncate(query.top_k);
-        let expansion = query.expand.unwrap_or(self.expansion);
-        let hits = crate::expand::expand(self.store.as_ref(), query, hits, &expansion)?;
-        let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
-        if let Err(e) = self.store.record_access(&query.scope.tenant, &ids) {
-            // Counts feed ranking only: the search's answer stands.
-            tracing::warn!(error = %e, "retrievals were not counted");
-        }
-        Ok(Searched {
-            hits,
-            rerank: report,
-        })
-    }
-
-    /// The stage and depth this search reranks with: none when no stage is
-    /// set or the query asks for none (`rerank = 0`); a depth asked for
-    /// without a stage is refused, so a caller is not left believing its
-    /// hits were reranked.
-    fn rerank_depth(&self, query: &SearchQuery) -> Result<Option<(&RerankStage, usize)>> {
-        match (query.rerank, self.rerank.as_ref()) {
-            (Some(0), _) | (None, None) => Ok(None),
-            (None, Some(stage)) => Ok(Some((stage, stage.top_n()))),
-            (Some(n), Some(stage)) => {
-                crate::rerank::check_top_n(n, "rerank_top_n")?;
-                Ok(Some((stage, n)))
-            }
-            (Some(_), None) => Err(Error::invalid(NO_RERANKER)),
-        }
     }
 
     /// Replaces the current memory `old_id` by `new` in `scope` in one
