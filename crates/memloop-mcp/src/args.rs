@@ -226,10 +226,10 @@ pub struct MessageArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RecordTurnArgs {
     /// The exchange's messages since the last one recorded, oldest first:
-    /// the user's are the input, the assistant's the reply; tool and system
-    /// messages go to the session buffer. The assistant's tool calls with
-    /// their results are recorded as a run of the user's task: a procedure
-    /// with its outcome and pitfalls.
+    /// the user's are the input, the assistant's the reply; system messages
+    /// go to the session buffer. The assistant's tool calls with their
+    /// results (tool messages) are recorded as a run of the user's task: a
+    /// procedure with its outcome and pitfalls.
     pub messages: Vec<MessageArg>,
     /// Whose exchange it was.
     pub user_id: String,

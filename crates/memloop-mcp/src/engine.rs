@@ -110,7 +110,7 @@ impl Engine {
         }))
     }
 
-    /// The user's sessions on the time axis, newest first.
+    /// The entities the user's current memories name, most mentioned first.
     pub(crate) fn entities(&self, tenant: &str, a: EntitiesArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
         let mut list = self.memory().graph_entities(&scope)?;
@@ -129,6 +129,7 @@ impl Engine {
         }
     }
 
+    /// The user's sessions on the time axis, newest first.
     pub(crate) fn sessions(&self, tenant: &str, a: SessionsArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
         let sessions = self.memory().sessions(&scope)?;

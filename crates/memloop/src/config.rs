@@ -89,15 +89,13 @@ impl SearchConfig {
         check_hops(self.hops, "[search] hops")
     }
 
-    /// The expansion searches that name none get.
+    /// The expansion searches that name none get. Off, it still holds the
+    /// configured hops (with no seeds), for a search that turns it on.
     pub fn expansion(&self) -> Expansion {
-        if self.expand {
-            Expansion {
-                hops: self.hops,
-                ..Expansion::ON
-            }
-        } else {
-            Expansion::OFF
+        Expansion {
+            hops: self.hops,
+            seeds: if self.expand { Expansion::ON.seeds } else { 0 },
+            ..Expansion::ON
         }
     }
 }

@@ -7,6 +7,29 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage, Scope, ToolCallWire } from "./client.ts";
 import { RECALL_TAG, stripRecall } from "./recall.ts";
+import { TOOL_NAMES } from "./tools.ts";
+
+/**
+ * The plugin's own memory tools are not part of a task: recording them
+ * would write recalled (or just forgotten) memories back as procedure steps.
+ */
+const OWN_TOOLS: ReadonlySet<string> = new Set(TOOL_NAMES);
+
+/**
+ * A tool call's arguments and a result are cut to this many characters:
+ * memloop keeps a short summary of each step, and a whole file read must
+ * not push a record past the server's body limit.
+ */
+export const MAX_TOOL_CHARS = 2000;
+
+/** `s` cut to MAX_TOOL_CHARS, never inside a surrogate pair (the JSON must stay valid UTF-8). */
+export function cutTool(s: string): string {
+  if (s.length <= MAX_TOOL_CHARS) return s;
+  let end = MAX_TOOL_CHARS;
+  const last = s.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${s.slice(0, end)}…`;
+}
 
 export interface Exchange {
   turnId: string;
@@ -38,17 +61,22 @@ export function toolCallsOf(content: unknown): ToolCallWire[] {
   const calls: ToolCallWire[] = [];
   for (const p of content) {
     const part = p as { type?: unknown; id?: unknown; name?: unknown; arguments?: unknown } | null;
-    if (part?.type !== "toolCall" || typeof part.name !== "string" || part.name === "") continue;
-    const args = typeof part.arguments === "string" ? part.arguments : JSON.stringify(part.arguments ?? {});
+    if (part?.type !== "toolCall" || typeof part.name !== "string" || part.name === "" || OWN_TOOLS.has(part.name)) continue;
+    const args = cutTool(typeof part.arguments === "string" ? part.arguments : JSON.stringify(part.arguments ?? {}));
     calls.push({ id: typeof part.id === "string" ? part.id : "", type: "function", function: { name: part.name, arguments: args } });
   }
   return calls;
 }
 
-/** A tool's result (pi-ai's `toolResult` message) as memloop's `tool` message; undefined when it names no call. */
-function toolResultOf(m: { toolCallId?: unknown; content?: unknown; isError?: unknown }): TimedMessage | undefined {
+/** A tool's result (pi-ai's `toolResult` message) as memloop's `tool` message; undefined when it names no call or answers one of the plugin's own tools. */
+function toolResultOf(m: { toolCallId?: unknown; toolName?: unknown; content?: unknown; isError?: unknown }): TimedMessage | undefined {
   if (typeof m.toolCallId !== "string" || m.toolCallId === "") return undefined;
-  return { role: "tool", content: textOf(m.content).trim(), tool_call_id: m.toolCallId, is_error: m.isError === true };
+  if (typeof m.toolName === "string" && OWN_TOOLS.has(m.toolName)) return undefined;
+  const out: TimedMessage = { role: "tool", content: cutTool(textOf(m.content).trim()), tool_call_id: m.toolCallId };
+  // Only a failure is flagged: without the flag memloop reads the result's
+  // text (a tool that reports `{"status": "error"}` without isError).
+  if (m.isError === true) out.is_error = true;
+  return out;
 }
 
 /**
@@ -57,7 +85,7 @@ function toolResultOf(m: { toolCallId?: unknown; content?: unknown; isError?: un
  * else undefined (system messages, recalled text echoed back, empty ones).
  */
 export function toChat(message: unknown): TimedMessage | undefined {
-  const m = message as { role?: unknown; content?: unknown; timestamp?: unknown; toolCallId?: unknown; isError?: unknown } | null;
+  const m = message as { role?: unknown; content?: unknown; timestamp?: unknown; toolCallId?: unknown; toolName?: unknown; isError?: unknown } | null;
   if (m?.role === "toolResult") return toolResultOf(m);
   if (m?.role !== "user" && m?.role !== "assistant") return undefined;
   let text = textOf(m.content);

@@ -4,7 +4,7 @@
 // nothing, so OpenClaw goes on as if the plugin were not there.
 
 import type { PluginConfig } from "./config.ts";
-import type { MemloopClient } from "./client.ts";
+import { MemloopError, type MemloopClient } from "./client.ts";
 import { CaptureLedger, type Exchange } from "./capture.ts";
 import { recallScope, sessionIdFor, writeScope, type Who } from "./identity.ts";
 import { formatRecall, stripRecall } from "./recall.ts";
@@ -111,13 +111,23 @@ export class MemoryHooks {
     await this.send(session);
   }
 
-  /** Records the session's pending exchanges in order; the first failure leaves the rest for later. */
+  /**
+   * Records the session's pending exchanges in order; the first failure
+   * leaves the rest for later, except an exchange memloop refuses as
+   * malformed or too large (400, 413, 422), which no retry can fix: it is
+   * dropped (and logged) so it does not hold back the ones after it.
+   */
   private async send(session: string): Promise<void> {
     for (const ex of this.ledger.pending(session)) {
       try {
         await this.record(ex);
         this.ledger.done(session, ex.turnId);
       } catch (e) {
+        if (e instanceof MemloopError && e.status !== undefined && [400, 413, 422].includes(e.status)) {
+          this.log.warn(`memory-memloop: an exchange memloop refused was dropped (a retry would be refused too): ${message(e)}`);
+          this.ledger.done(session, ex.turnId);
+          continue;
+        }
         this.log.warn(`memory-memloop: recording skipped (kept for the next turn or flush): ${message(e)}`);
         return;
       }

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CaptureLedger, MAX_PENDING, exchanges, textOf, toChat, toolCallsOf, turnIdFor } from "../src/capture.ts";
+import { CaptureLedger, MAX_PENDING, MAX_TOOL_CHARS, cutTool, exchanges, textOf, toChat, toolCallsOf, turnIdFor } from "../src/capture.ts";
 
 const scope = { user_id: "u", agent_id: "main", run_id: "s1" };
 const user = (t: string) => ({ role: "user", content: t });
 const asst = (t: string) => ({ role: "assistant", content: [{ type: "text", text: t }] });
-const toolCall = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "memory_search", arguments: {} }] };
-const toolResult = { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: "results" }] };
+const toolCall = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "exec", arguments: {} }] };
+const toolResult = { role: "toolResult", toolCallId: "c1", toolName: "exec", content: [{ type: "text", text: "results" }] };
 
 test("text comes from strings and text parts; system messages carry none", () => {
   assert.equal(textOf([{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }]), "a\nb");
@@ -18,9 +18,9 @@ test("tool calls and their results are kept in memloop's shape, so a task done w
   assert.deepEqual(toChat(toolCall), {
     role: "assistant",
     content: "",
-    tool_calls: [{ id: "c1", type: "function", function: { name: "memory_search", arguments: "{}" } }],
+    tool_calls: [{ id: "c1", type: "function", function: { name: "exec", arguments: "{}" } }],
   });
-  assert.deepEqual(toChat(toolResult), { role: "tool", content: "results", tool_call_id: "c1", is_error: false });
+  assert.deepEqual(toChat(toolResult), { role: "tool", content: "results", tool_call_id: "c1" });
   const failed = { role: "toolResult", toolCallId: "c2", toolName: "exec", content: [{ type: "text", text: "EACCES" }], isError: true };
   assert.deepEqual(toChat(failed), { role: "tool", content: "EACCES", tool_call_id: "c2", is_error: true });
   assert.equal(toChat({ role: "toolResult", content: "no call named" }), undefined);
@@ -28,7 +28,16 @@ test("tool calls and their results are kept in memloop's shape, so a task done w
   assert.deepEqual(toChat(both)?.tool_calls?.[0]?.function, { name: "exec", arguments: '{"command":"ls"}' });
   assert.equal(toChat(both)?.content, "Running it.");
   assert.deepEqual(toolCallsOf([{ type: "toolCall", name: "" }, { type: "text", text: "x" }]), []);
-  const a = turnIdFor("s1", [{ role: "tool", content: "out", tool_call_id: "c1", is_error: false }]);
+  // The plugin's own memory tools are no part of a task; long outputs are cut.
+  const own = { role: "assistant", content: [{ type: "toolCall", id: "c9", name: "memory_search", arguments: { query: "x" } }] };
+  assert.equal(toChat(own), undefined, "memory_search is the plugin's own");
+  assert.equal(toChat({ role: "toolResult", toolCallId: "c1", toolName: "memory_forget", content: "forgot: I live in Lisbon" }), undefined);
+  const big = { role: "toolResult", toolCallId: "c4", toolName: "read", content: [{ type: "text", text: "x".repeat(MAX_TOOL_CHARS - 1) + "😀".repeat(10) }] };
+  const cutText = toChat(big)?.content ?? "";
+  assert.ok(cutText.length <= MAX_TOOL_CHARS + 1 && cutText.endsWith("…"), `${cutText.length}`);
+  assert.doesNotThrow(() => JSON.parse(JSON.stringify(cutText)));
+  assert.equal(cutTool("short"), "short");
+  const a = turnIdFor("s1", [{ role: "tool", content: "out", tool_call_id: "c1" }]);
   const b = turnIdFor("s1", [{ role: "tool", content: "out", tool_call_id: "c1", is_error: true }]);
   assert.notEqual(a, b, "a failure and a success of the same call are different turns");
 });
@@ -58,7 +67,7 @@ test("the ledger takes each message once, from the last user message of a sessio
   const history = [user("old"), asst("old reply"), user("I live in Lisbon"), toolCall, toolResult, asst("Noted")];
   const first = l.take(scope, history).queued;
   assert.deepEqual(first.map((e) => e.messages.map((m) => m.role)), [["user", "assistant", "tool", "assistant"]]);
-  assert.deepEqual(first[0]?.messages[1]?.tool_calls?.[0]?.function.name, "memory_search");
+  assert.deepEqual(first[0]?.messages[1]?.tool_calls?.[0]?.function.name, "exec");
   for (const e of first) l.done("s1", e.turnId);
   const next = [...history, user("I like tea"), asst("Tea it is")];
   assert.deepEqual(l.take(scope, next).queued.map((e) => e.messages[0]?.content), ["I like tea"]);

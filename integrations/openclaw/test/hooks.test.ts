@@ -115,6 +115,19 @@ test("an exchange memloop missed is sent again, with the same turn id, by the ne
   assert.equal((stub.seen[1]?.body as { user_id: string }).user_id, "telegram:42", "the flush keeps the sender it was captured for");
 });
 
+test("an exchange memloop refuses as malformed is dropped, so it holds back nothing after it", async () => {
+  let refuse = true;
+  stub.on("POST /v1/turn/record", (req) => (refuse ? { status: 400, json: { error: { code: "invalid_input", message: "bad message" } } } : recordOk(req.body)));
+  const r = load({ baseUrl: stub.url });
+  const first = [{ role: "user", content: "I am vegetarian" }, { role: "assistant", content: "OK" }];
+  await hook(r, "agent_end", { success: true, messages: first }, ctx);
+  refuse = false;
+  await hook(r, "agent_end", { success: true, messages: [...first, { role: "user", content: "I like tea" }, { role: "assistant", content: "Noted" }] }, ctx);
+  const sent = stub.seen.map((s) => (s.body as { messages: { content: string }[] }).messages[0]?.content);
+  assert.deepEqual(sent, ["I am vegetarian", "I like tea"], "the refused exchange is not sent again");
+  assert.match(r.logs.find((l) => l.level === "warn")?.message ?? "", /refused was dropped.*400 bad message/);
+});
+
 test("before_compaction records what the compacted messages hold and what was pending", async () => {
   stub.on("POST /v1/turn/record", (req) => recordOk(req.body));
   const r = load({ baseUrl: stub.url });

@@ -237,7 +237,7 @@ async fn a_configured_reranker_reorders_and_reports_or_steps_aside() {
         url: Some(tei.base_url()),
         format: RerankFormat::Tei,
         top_n: 3,
-        timeout_ms: 300,
+        timeout_ms: Some(300),
         ..RerankConfig::default()
     };
     let stage = cfg.build(None).unwrap();

@@ -33,10 +33,18 @@ impl Memory {
         if let Some(h) = hops {
             crate::config::check_hops(h, "hops")?;
         }
+        // Turned on for this search: the configured expansion, or the
+        // default one with the configured hops (`[search] hops`).
         let configured = if self.expansion.is_on() {
             self.expansion
         } else {
-            Expansion::ON
+            Expansion {
+                hops: match self.expansion.hops {
+                    0 => Expansion::ON.hops,
+                    h => h,
+                },
+                ..Expansion::ON
+            }
         };
         Ok(match (expand, hops) {
             (Some(false), _) => Some(Expansion::OFF),

@@ -133,8 +133,11 @@ pub fn from_messages(messages: &[Value]) -> Result<ToolMessages> {
         if role == "tool" {
             let id = m.get("tool_call_id").and_then(Value::as_str);
             let text = text_of(content);
-            let is_error = m.get("is_error").and_then(Value::as_bool).unwrap_or(false)
-                || looks_like_error(&text);
+            // A caller's own flag wins; without one, the text is read.
+            let is_error = m
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or_else(|| looks_like_error(&text));
             attach(&mut out.tool_calls, id, text, is_error);
             continue;
         }

@@ -54,8 +54,10 @@ pub struct RerankConfig {
     /// Fused hits reordered (a search asking for more hits than this
     /// reranks only its first `top_n`).
     pub top_n: usize,
-    /// How long a search waits; then the fused order stands.
-    pub timeout_ms: u64,
+    /// How long a search waits; then the fused order stands. Default 500
+    /// ms for `http`, 5000 for `llm` (a chat model's call takes seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 impl Default for RerankConfig {
@@ -67,7 +69,7 @@ impl Default for RerankConfig {
             model: None,
             api_key: None,
             top_n: 20,
-            timeout_ms: 500,
+            timeout_ms: None,
         }
     }
 }
@@ -88,10 +90,18 @@ impl fmt::Debug for RerankConfig {
 }
 
 impl RerankConfig {
+    /// The timeout in force: the configured one, else the kind's default.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms.unwrap_or(match self.kind {
+            RerankKind::Llm => 5000,
+            _ => 500,
+        }))
+    }
+
     /// Refuses what could not work, naming the key to fix.
     pub fn validate(&self, llm: Option<&LlmConfig>) -> Result<()> {
         check_top_n(self.top_n, "[rerank] top_n")?;
-        if self.timeout_ms == 0 {
+        if self.timeout_ms == Some(0) {
             return Err(Error::invalid("[rerank] timeout_ms must be at least 1"));
         }
         match self.kind {
@@ -113,7 +123,7 @@ impl RerankConfig {
     /// the `[llm]` table, which `kind = "llm"` asks once per search.
     pub fn build(&self, llm: Option<&LlmConfig>) -> Result<Option<RerankStage>> {
         self.validate(llm)?;
-        let timeout = Duration::from_millis(self.timeout_ms);
+        let timeout = self.timeout();
         let reranker: Arc<dyn super::Reranker> = match (self.kind, llm) {
             (RerankKind::None, _) => return Ok(None),
             (RerankKind::Http, _) => Arc::new(HttpReranker::new(self, timeout)?),
@@ -122,7 +132,7 @@ impl RerankConfig {
                 // the client's whole seconds): a retry could not finish in time.
                 let mut llm = llm.clone();
                 llm.max_retries = 0;
-                llm.timeout_secs = self.timeout_ms.div_ceil(1000).max(1);
+                llm.timeout_secs = (timeout.as_millis() as u64).div_ceil(1000).max(1);
                 Arc::new(LlmReranker::new(Arc::from(llm.build()?)))
             }
             (RerankKind::Llm, None) => return Ok(None),

@@ -33,10 +33,21 @@ impl HttpReranker {
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .ok_or_else(|| Error::invalid("[rerank] url is missing"))?;
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(Error::invalid(format!(
-                "[rerank] url {base:?} is not an http:// or https:// address"
-            )));
+        let Some((_, rest)) = base
+            .split_once("://")
+            .filter(|(s, _)| *s == "http" || *s == "https")
+        else {
+            return Err(Error::invalid(
+                "[rerank] url is not an http:// or https:// address",
+            ));
+        };
+        // The address is shown in every search's answer and in logs: a
+        // credential in it would be too.
+        let authority = rest.split('/').next().unwrap_or_default();
+        if authority.contains('@') || base.contains('?') {
+            return Err(Error::invalid(
+                "[rerank] url carries credentials or a query: give the bare address, and the key as [rerank] api_key",
+            ));
         }
         Ok(HttpReranker {
             client: JsonClient::new(timeout, 0, Duration::ZERO),

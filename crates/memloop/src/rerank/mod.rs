@@ -213,6 +213,11 @@ fn order(
     pairs: Vec<(usize, f32)>,
     n: usize,
 ) -> std::result::Result<Vec<(usize, Option<f32>)>, Outcome> {
+    if pairs.is_empty() {
+        return Err(Outcome::failed(
+            "the reranker scored none of the candidates",
+        ));
+    }
     let mut seen = vec![false; n];
     for &(i, s) in &pairs {
         if i >= n {

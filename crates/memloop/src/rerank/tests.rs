@@ -80,6 +80,7 @@ fn candidates_left_out_follow_in_fused_order() {
 #[test]
 fn unknown_repeated_or_nan_answers_leave_the_fused_order() {
     for pairs in [
+        vec![],
         vec![(0, 0.1), (7, 0.9)],
         vec![(1, 0.1), (1, 0.9)],
         vec![(0, f32::NAN)],

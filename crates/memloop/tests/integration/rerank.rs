@@ -34,7 +34,7 @@ fn http(url: String, format: RerankFormat) -> RerankConfig {
         model: Some("bge-reranker".into()),
         api_key: Some("secret".into()),
         top_n: 3,
-        timeout_ms: 300,
+        timeout_ms: Some(300),
     }
 }
 
@@ -215,7 +215,7 @@ fn the_configured_llm_ranks_listwise_and_its_answer_is_checked() {
     let cfg = RerankConfig {
         kind: RerankKind::Llm,
         top_n: 3,
-        timeout_ms: 2000,
+        timeout_ms: Some(2000),
         ..RerankConfig::default()
     };
     let memory = filled(dir.path(), &cfg, Some(&llm.config()));
@@ -244,6 +244,35 @@ fn the_configured_llm_ranks_listwise_and_its_answer_is_checked() {
         assert_eq!(s.rerank.unwrap().status, RerankStatus::Failed);
         assert_eq!(ids(&s.hits), before);
     }
+}
+
+#[test]
+fn configured_hops_hold_when_a_search_turns_expansion_on() {
+    let cfg = memloop::SearchConfig {
+        expand: false,
+        hops: 2,
+    };
+    let memory = open(tempfile::tempdir().unwrap().path()).with_expansion(cfg.expansion());
+    assert!(!cfg.expansion().is_on());
+    assert_eq!(
+        memory
+            .expansion_asked(Some(true), None)
+            .unwrap()
+            .unwrap()
+            .hops,
+        2
+    );
+    assert_eq!(
+        memory.expansion_asked(None, Some(3)).unwrap().unwrap().hops,
+        3
+    );
+    assert!(!memory
+        .expansion_asked(Some(false), None)
+        .unwrap()
+        .unwrap()
+        .is_on());
+    assert_eq!(memory.expansion_asked(None, None).unwrap(), None);
+    assert!(memory.expansion_asked(None, Some(4)).is_err());
 }
 
 #[test]
@@ -306,6 +335,29 @@ fn a_rerank_table_that_cannot_work_is_refused_by_name() {
     };
     assert!(deep.build(None).is_err());
     assert!(RerankConfig::default().build(None).unwrap().is_none());
+    for url in [
+        "http://user:key@127.0.0.1:8080",
+        "http://127.0.0.1:8080/rerank?api_key=k",
+        "ftp://h",
+    ] {
+        let e = http(url.into(), RerankFormat::Tei)
+            .build(None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !e.contains("key@") && !e.contains("api_key=k"),
+            "the refusal echoes no secret: {e}"
+        );
+    }
+    assert_eq!(
+        no_llm.timeout(),
+        Duration::from_secs(5),
+        "a chat model gets seconds by default"
+    );
+    assert_eq!(
+        RerankConfig::default().timeout(),
+        Duration::from_millis(500)
+    );
     let text = "[rerank]\nkind = \"http\"\nurl = \"http://127.0.0.1:8080\"\nformat = \"cohere\"\ntop_n = 30\n";
     let cfg = memloop::Config::from_toml(text, std::path::Path::new("t.toml")).unwrap();
     assert_eq!(
