@@ -8,6 +8,16 @@ pub fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `text` on one line (white space collapsed), cut after `max_chars`
+/// characters with an ellipsis: a short form for a prompt or a summary.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let line = normalize(text);
+    match line.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
 /// sha256 (hex) of the normalised, lower-cased text.
 pub fn content_hash(text: &str) -> String {
     let digest = Sha256::digest(normalize(text).to_lowercase().as_bytes());
@@ -124,6 +134,13 @@ mod tests {
         let mut sorted = STOPWORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOPWORDS);
+    }
+
+    #[test]
+    fn one_line_collapses_space_and_cuts_at_a_character() {
+        assert_eq!(one_line("a\n  b\tc ", 10), "a b c");
+        assert_eq!(one_line("ééé éé", 4), "ééé …");
+        assert_eq!(one_line("abcd", 4), "abcd");
     }
 
     #[test]

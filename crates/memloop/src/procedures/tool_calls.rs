@@ -188,11 +188,7 @@ fn attach(calls: &mut [ToolCall], id: Option<&str>, text: String, is_error: bool
 }
 
 fn summarise(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(SUMMARY_CHARS) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
+    memloop_core::text::one_line(text, SUMMARY_CHARS)
 }
 
 /// `{"command": "npm run deploy"}` reads best as `npm run deploy`: an

@@ -26,11 +26,7 @@ impl LlmReranker {
 }
 
 fn shown(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(MAX_CHARS) {
-        Some((at, _)) => format!("{}…", &one_line[..at]),
-        None => one_line,
-    }
+    memloop_core::text::one_line(text, MAX_CHARS)
 }
 
 /// The prompt: the question, then the candidates numbered from 1.
