@@ -291,16 +291,9 @@ pub fn parse_at(s: &str) -> memloop::Result<i64> {
     memloop::time::parse_said_at("--at", &serde_json::Value::String(s.to_string()))
 }
 
-fn parse_as_of(s: &str) -> memloop::Result<i64> {
-    // A bare date means the end of that day: what was true on it.
-    let day_end = if s.len() == 10 { 86_400_000 - 1 } else { 0 };
-    memloop::filter::parse_date(s)
-        .map(|t| t + day_end)
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "--as-of {s:?} is not a date: use YYYY-MM-DD or RFC 3339"
-            ))
-        })
+/// A bare date means the end of that day: what was true on it.
+pub(crate) fn parse_as_of(s: &str) -> memloop::Result<i64> {
+    memloop::parse_reference_time(s, "--as-of")
 }
 
 pub fn update(config: &Config, out: &Output, a: UpdateArgs) -> anyhow::Result<()> {

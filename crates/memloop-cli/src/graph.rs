@@ -4,6 +4,7 @@ use clap::Args;
 use memloop::{Config, Memory};
 use serde_json::json;
 
+use crate::commands::parse_as_of;
 use crate::output::{printable, Output};
 use crate::ScopeArgs;
 
@@ -14,6 +15,9 @@ pub struct EntitiesArgs {
     /// At most this many, most mentioned first.
     #[arg(long, default_value_t = 100)]
     limit: usize,
+    /// The graph as it was at this date (YYYY-MM-DD or RFC 3339).
+    #[arg(long)]
+    as_of: Option<String>,
 }
 
 #[derive(Args)]
@@ -22,11 +26,16 @@ pub struct LinksArgs {
     entity: String,
     #[command(flatten)]
     scope: ScopeArgs,
+    /// The links as they were at this date (YYYY-MM-DD or RFC 3339): the
+    /// relations that held then.
+    #[arg(long)]
+    as_of: Option<String>,
 }
 
 pub fn entities(config: &Config, out: &Output, a: EntitiesArgs) -> anyhow::Result<()> {
     let memory = Memory::open_with(config)?;
-    let mut list = memory.graph_entities(&a.scope.scope()?)?;
+    let as_of = a.as_of.as_deref().map(parse_as_of).transpose()?;
+    let mut list = memory.graph_entities(&a.scope.scope()?, as_of)?;
     list.truncate(a.limit);
     if out.json {
         return out.json_value(&json!({ "entities": list }));
@@ -47,12 +56,9 @@ pub fn entities(config: &Config, out: &Output, a: EntitiesArgs) -> anyhow::Resul
 
 pub fn links(config: &Config, out: &Output, a: LinksArgs) -> anyhow::Result<()> {
     let memory = Memory::open_with(config)?;
-    let Some(l) = memory.entity_links(&a.scope.scope()?, &a.entity)? else {
-        return Err(memloop::Error::NotFound(format!(
-            "entity {:?} (no current memory of this scope names it; see `memloop entities`)",
-            a.entity
-        ))
-        .into());
+    let as_of = a.as_of.as_deref().map(parse_as_of).transpose()?;
+    let Some(l) = memory.entity_links(&a.scope.scope()?, &a.entity, as_of)? else {
+        return Err(memloop::Error::EntityNotFound(a.entity).into());
     };
     if out.json {
         return out.json_value(&l);

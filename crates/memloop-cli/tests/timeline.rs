@@ -163,3 +163,66 @@ fn a_bad_at_stores_nothing_and_sessions_needs_a_scope() {
     let out = s.run(&["sessions"]);
     assert_eq!(out.code, Some(2));
 }
+
+/// A later employer ends the earlier one in the graph, and `--as-of` reads
+/// the links as they were. Both memories stay current (written as given,
+/// with their facts' structure), so only the relations' own validity
+/// tells which holds.
+#[test]
+fn links_show_the_relations_that_held_then() {
+    let s = Store::new();
+    for (at, org) in [("2026-01-10", "Acme"), ("2026-01-20", "Globex")] {
+        let fact =
+            format!(r#"{{"fact":{{"subject":"anna","attribute":"works_at","value":"{org}"}}}}"#);
+        s.ok(&[
+            "add",
+            "--user",
+            "ula",
+            "--at",
+            at,
+            "--metadata",
+            &fact,
+            &format!("Anna works at {org}"),
+        ]);
+    }
+    let works = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["links", "Anna", "--user", "ula"];
+        args.extend_from_slice(extra);
+        let v = s.ok(&args);
+        v["relations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["relation"] == "works_at")
+            .map(|r| r["object"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(works(&[]), ["Globex"]);
+    assert_eq!(works(&["--as-of", "2026-01-15"]), ["Acme"]);
+    // Before anything was said no memory named Anna: not found (exit 3),
+    // with a message that says where to look.
+    let before = s.run(&["links", "Anna", "--user", "ula", "--as-of", "2026-01-05"]);
+    assert_eq!(before.code, Some(3), "{}", before.stderr);
+    assert!(
+        before.stderr.contains("names the entity \"Anna\"")
+            && before.stderr.contains("memloop entities"),
+        "{}",
+        before.stderr
+    );
+    let entities = s.ok(&["entities", "--user", "ula", "--as-of", "2026-01-15"]);
+    let names: Vec<&str> = entities["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"Acme") && !names.contains(&"Globex"),
+        "{names:?}"
+    );
+    let bad = s.run(&[
+        "links", "Anna", "--user", "ula", "--as-of", "soon", "--json",
+    ]);
+    assert_eq!(bad.code, Some(2), "{}", bad.stdout);
+    assert!(bad.stdout.contains("--as-of"), "{}", bad.stdout);
+}

@@ -22,6 +22,13 @@ pub enum Error {
     /// short (`shown_value`), since the id may be anything a caller sent.
     #[error("no memory with id {}: check the id with `memloop list`", shown_value(.0))]
     NotFound(String),
+    /// No current memory of the scope (none true at the moment asked)
+    /// names this entity; holds the name as given.
+    #[error(
+        "no memory of this user names the entity {}: list those that do with `memloop entities` (REST: GET /v1/entities?user_id=…; MCP: memory_entities)",
+        shown_value(.0)
+    )]
+    EntityNotFound(String),
     /// The memory exists but is no longer current: deleted, superseded
     /// by `superseded_by`, or expired at `expired_at` (its TTL passed; gc
     /// has not yet deleted it). A read by id answers this (class not
@@ -77,7 +84,9 @@ impl Error {
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::InvalidInput(_) => ErrorClass::InvalidInput,
-            Error::NotFound(_) | Error::NotCurrent { .. } => ErrorClass::NotFound,
+            Error::NotFound(_) | Error::EntityNotFound(_) | Error::NotCurrent { .. } => {
+                ErrorClass::NotFound
+            }
             Error::Remote(_) | Error::Busy(_) => ErrorClass::Transient,
             Error::RemoteRejected(_) => ErrorClass::InvalidInput,
             Error::EmbedderMismatch { .. }
@@ -100,7 +109,7 @@ impl Error {
         match self {
             Error::InvalidInput(_) => "invalid_input",
             // Mem0 answers a deleted memory as not found; the message says why.
-            Error::NotFound(_) | Error::NotCurrent { .. } => "not_found",
+            Error::NotFound(_) | Error::EntityNotFound(_) | Error::NotCurrent { .. } => "not_found",
             Error::EmbedderMismatch { .. } => "embedder_mismatch",
             Error::ModelMissing { .. } => "model_missing",
             Error::ModelInvalid { .. } => "model_invalid",

@@ -69,6 +69,12 @@ pub struct Relation {
     pub subject: String,
     pub relation: String,
     pub object: String,
+    /// The subject holds this relation with one object at a time
+    /// (`works_at`, `lives_in`: what the rules reconcile as single-valued):
+    /// a store retires the subject's earlier current one when a memory
+    /// states another object, as a fact is superseded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single: bool,
 }
 
 /// Everything a memory links to.
@@ -110,6 +116,27 @@ impl Links {
         relation: &str,
         object: (&str, EntityKind),
     ) {
+        self.relate_as(subject, relation, object, false);
+    }
+
+    /// Adds a relation the subject holds with one object at a time
+    /// ([`Relation::single`]), and mentions of both its ends.
+    pub fn relate_single(
+        &mut self,
+        subject: (&str, EntityKind),
+        relation: &str,
+        object: (&str, EntityKind),
+    ) {
+        self.relate_as(subject, relation, object, true);
+    }
+
+    fn relate_as(
+        &mut self,
+        subject: (&str, EntityKind),
+        relation: &str,
+        object: (&str, EntityKind),
+        single: bool,
+    ) {
         if entity_key(subject.0).is_empty() || entity_key(object.0).is_empty() {
             return;
         }
@@ -119,6 +146,7 @@ impl Links {
             subject: subject.0.trim().to_string(),
             relation: relation.to_string(),
             object: object.0.trim().to_string(),
+            single,
         };
         if !self.relations.contains(&r) {
             self.relations.push(r);

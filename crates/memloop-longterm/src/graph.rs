@@ -18,13 +18,20 @@ pub struct GraphEntity {
     pub memories: i64,
 }
 
-/// A relation between two entities, and the memory that states it.
+/// A relation between two entities, and the memory that states it. It
+/// holds from `valid_from` (its memory's) until `valid_until`: the moment
+/// a later memory gave the subject another object of a single-valued
+/// relation (`Relation::single`), or its memory stopped being current.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GraphRelation {
     pub subject: String,
     pub relation: String,
     pub object: String,
     pub memory_id: String,
+    /// Unix milliseconds.
+    pub valid_from: i64,
+    /// Unix milliseconds; None while it holds.
+    pub valid_until: Option<i64>,
 }
 
 /// One entity with what links to it: `memloop links ENTITY`.
@@ -47,6 +54,38 @@ pub struct LinkLimits {
     pub max_entity_memories: usize,
     /// At most this many memories reached through one entity of one seed.
     pub per_entity: usize,
+}
+
+impl LinkLimits {
+    /// Whether an entity named by `count` current memories is followed: it
+    /// links two at least, and is no hub.
+    pub fn follows(&self, count: usize) -> bool {
+        (2..=self.max_entity_memories).contains(&count)
+    }
+}
+
+/// Adds to `out` what `seed` reaches through `entity` (named by
+/// `entity_memories` current memories): of the memories naming it,
+/// newest first (`naming`: at least `per_entity` + the seeds' count of
+/// them), those that are no seed, at most `per_entity`. How both backends
+/// end [`GraphStore::linked`].
+pub fn reach(
+    out: &mut Vec<Linked>,
+    (seed, entity, entity_memories): (&str, &str, usize),
+    naming: &[MemoryRecord],
+    seeds: &std::collections::HashSet<&str>,
+    limits: &LinkLimits,
+) {
+    let reached = naming
+        .iter()
+        .filter(|r| !seeds.contains(r.id.as_str()))
+        .take(limits.per_entity);
+    out.extend(reached.map(|record| Linked {
+        seed_id: seed.to_string(),
+        entity: entity.to_string(),
+        entity_memories,
+        record: record.clone(),
+    }));
 }
 
 /// A memory reached from a seed memory through an entity both mention.
@@ -103,16 +142,23 @@ impl Expansion {
 /// The entity graph a backend keeps beside its memories (same database,
 /// same transactions), read by scope: another tenant's or user's entities
 /// are never seen, and a memory that is deleted, superseded or expired
-/// links nothing. A backend that keeps no graph says so by answering none
-/// (PostgreSQL, for now: `memloop-pg`'s `seam.rs`).
+/// links nothing. `as_of` reads the graph as it was at that moment (Unix
+/// ms): the memories true then, and the relations that held then.
 pub trait GraphStore: Send + Sync {
     /// The entities named by current memories of `scope` (its partition,
-    /// narrowed as `scope` narrows it), most mentioned first.
-    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>>;
+    /// narrowed as `scope` narrows it), most mentioned first; with `as_of`,
+    /// by the memories true at that moment.
+    fn graph_entities(&self, scope: &Scope, as_of: Option<i64>) -> Result<Vec<GraphEntity>>;
 
-    /// One entity of `scope` by name (any case), with its relations, the
-    /// entities named beside it and the memories naming it, or None.
-    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>>;
+    /// One entity of `scope` by name (any case), with its relations that
+    /// hold (held at `as_of`), the entities named beside it and the
+    /// memories naming it, or None.
+    fn entity_links(
+        &self,
+        scope: &Scope,
+        name: &str,
+        as_of: Option<i64>,
+    ) -> Result<Option<EntityLinks>>;
 
     /// The current memories of `scope` that share an entity with one of
     /// the memories `seed_ids` (themselves left out), within `limits`.

@@ -130,6 +130,9 @@ pub struct EntitiesArgs {
     /// At most this many, most mentioned first (default 100).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// The graph as it was at this moment (RFC 3339 or YYYY-MM-DD).
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -138,6 +141,10 @@ pub struct LinksArgs {
     pub entity: String,
     #[serde(flatten)]
     pub scope: ScopeArgs,
+    /// The links as they were at this moment (RFC 3339 or YYYY-MM-DD): the
+    /// relations that held then.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

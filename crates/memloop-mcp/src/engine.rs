@@ -48,11 +48,7 @@ impl Engine {
         if let Some(s) = a.min_score {
             q.min_score = s;
         }
-        q.as_of = a
-            .as_of
-            .as_deref()
-            .map(|s| memloop::parse_reference_time(s, "as_of"))
-            .transpose()?;
+        q.as_of = as_of_arg(a.as_of.as_deref())?;
         q.expand = self.memory().expansion_asked(a.expand, a.hops)?;
         q.rerank = self.memory().rerank_asked(a.rerank, a.rerank_top_n)?;
         let (now, mode) = time_args(a.now.as_deref(), a.time_mode.as_deref())?;
@@ -113,19 +109,18 @@ impl Engine {
     /// The entities the user's current memories name, most mentioned first.
     pub(crate) fn entities(&self, tenant: &str, a: EntitiesArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
-        let mut list = self.memory().graph_entities(&scope)?;
+        let as_of = as_of_arg(a.as_of.as_deref())?;
+        let mut list = self.memory().graph_entities(&scope, as_of)?;
         list.truncate(a.limit.unwrap_or(100));
         Ok(json!({ "entities": list }))
     }
 
     pub(crate) fn links(&self, tenant: &str, a: LinksArgs) -> Result<Value> {
         let scope = a.scope.in_tenant(tenant)?;
-        match self.memory().entity_links(&scope, &a.entity)? {
+        let as_of = as_of_arg(a.as_of.as_deref())?;
+        match self.memory().entity_links(&scope, &a.entity, as_of)? {
             Some(l) => to_json(&l),
-            None => Err(Error::NotFound(format!(
-                "entity {:?}: no current memory of this user names it (memory_entities lists those that do)",
-                a.entity
-            ))),
+            None => Err(Error::EntityNotFound(a.entity)),
         }
     }
 
@@ -340,4 +335,10 @@ impl Engine {
             .collect();
         Ok(json!({ "results": results }))
     }
+}
+
+/// An `as_of` argument as Unix ms (RFC 3339, or a date: the end of that day).
+fn as_of_arg(s: Option<&str>) -> Result<Option<i64>> {
+    s.map(|s| memloop::parse_reference_time(s, "as_of"))
+        .transpose()
 }

@@ -36,6 +36,7 @@
 mod access;
 mod dump;
 mod error;
+mod graph;
 mod keyword_cache;
 mod outbox;
 mod pool;

@@ -157,7 +157,56 @@ CREATE TRIGGER memories_keep_stats
         wall_once(),
         keyword_log(),
         HALF_VECTORS.to_string(),
+        graph(),
     ]
+}
+
+/// Version 9: the entity graph (graph.rs), as the embedded store keeps it:
+/// the names a partition's memories mention, which memory mentions which,
+/// and the typed relations a memory states, each holding from its
+/// memory's `valid_from` until a later memory gives the subject another
+/// object of a single-valued relation. Mentions and relations go with
+/// their memory's row; every table is behind the tenant wall.
+fn graph() -> String {
+    let mut sql = r#"
+CREATE TABLE entities (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    partition text NOT NULL,
+    tenant text NOT NULL,
+    key text NOT NULL,
+    name text NOT NULL,
+    kind text NOT NULL,
+    UNIQUE (partition, key)
+);
+CREATE TABLE mentions (
+    entity bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    rid bigint NOT NULL REFERENCES memories (rid) ON DELETE CASCADE,
+    tenant text NOT NULL,
+    PRIMARY KEY (entity, rid)
+);
+CREATE INDEX mentions_by_memory ON mentions (rid);
+CREATE TABLE relations (
+    subject bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    relation text NOT NULL,
+    object bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    rid bigint NOT NULL REFERENCES memories (rid) ON DELETE CASCADE,
+    tenant text NOT NULL,
+    valid_from bigint NOT NULL,
+    valid_until bigint,
+    PRIMARY KEY (subject, relation, object, rid)
+);
+CREATE INDEX relations_by_object ON relations (object);
+CREATE INDEX relations_by_memory ON relations (rid);
+"#
+    .to_string();
+    for t in ["entities", "mentions", "relations"] {
+        sql += &format!(
+            "ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;\n\
+             ALTER TABLE {t} FORCE ROW LEVEL SECURITY;\n\
+             CREATE POLICY tenant_wall ON {t} USING ({WALL_ONCE}) WITH CHECK ({WALL_ONCE});\n"
+        );
+    }
+    sql
 }
 
 /// Version 8: vectors at half precision (pgvector's `halfvec`), as the

@@ -125,25 +125,22 @@ impl Outbox for PgStore {
     }
 }
 
-/// PostgreSQL keeps no entity graph yet: it stores no mentions or
-/// relations, so it names no entities, links none and expands no search
-/// (`search --expand` finds nothing more here than without it).
 impl GraphStore for PgStore {
-    fn graph_entities(&self, _scope: &Scope) -> Result<Vec<GraphEntity>> {
-        Ok(Vec::new())
+    fn graph_entities(&self, scope: &Scope, as_of: Option<i64>) -> Result<Vec<GraphEntity>> {
+        PgStore::graph_entities(self, scope, as_of)
     }
 
-    fn entity_links(&self, _scope: &Scope, _name: &str) -> Result<Option<EntityLinks>> {
-        Ok(None)
-    }
-
-    fn linked(
+    fn entity_links(
         &self,
-        _scope: &Scope,
-        _seed_ids: &[&str],
-        _limits: &LinkLimits,
-    ) -> Result<Vec<Linked>> {
-        Ok(Vec::new())
+        scope: &Scope,
+        name: &str,
+        as_of: Option<i64>,
+    ) -> Result<Option<EntityLinks>> {
+        PgStore::entity_links(self, scope, name, as_of)
+    }
+
+    fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>> {
+        PgStore::linked(self, scope, seed_ids, limits)
     }
 }
 

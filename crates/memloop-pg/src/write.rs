@@ -136,6 +136,13 @@ impl PgStore {
                     &[&rec.text, &rec.content_hash, &HalfVector::from_f32_slice(v), &tsv, &len, &rid],
                 )?;
                 replace_pieces(tx, rid, &change.pieces)?;
+                crate::graph::replace_links(
+                    tx,
+                    (tenant, &partition),
+                    rid,
+                    rec.valid_from,
+                    &change.links,
+                )?;
             }
             tx.execute(
                 "UPDATE memories SET metadata = $1, expires_at = $2, importance = $3, updated_at = $4 WHERE rid = $5",
@@ -257,6 +264,8 @@ impl PgStore {
             }
             let rids: Vec<i64> = targets.iter().map(|t| t.0).collect();
             tx.execute("DELETE FROM memories WHERE rid = ANY($1)", &[&rids])?;
+            // Their mentions went with the rows; the names nothing mentions go now.
+            crate::graph::drop_unmentioned(tx, &partition)?;
             let mut report = ForgetReport {
                 memories_deleted: targets.len(),
                 history_deleted: 0,
@@ -304,7 +313,7 @@ impl PgStore {
             // vacuum also drops their vectors from the HNSW index, and
             // their terms from the postings.
             let mut conn = self.pool.get()?;
-            conn.batch("VACUUM memories, history, postings")?;
+            conn.batch("VACUUM memories, history, postings, entities, mentions, relations")?;
         }
         Ok(report)
     }
@@ -422,8 +431,19 @@ impl PgStore {
         reason: Option<&str>,
         now: i64,
     ) -> Result<MemoryRecord> {
-        let NewRecord { record, pieces, .. } = NewRecord::build(scope, m, hash, now);
-        insert_row(self, tx, partition, &record, v, &pieces)?;
+        let NewRecord {
+            record,
+            pieces,
+            links,
+        } = NewRecord::build(scope, m, hash, now);
+        let rid = insert_row(self, tx, partition, &record, v, &pieces)?;
+        crate::graph::write_links(
+            tx,
+            (&scope.tenant, partition),
+            rid,
+            record.valid_from,
+            &links,
+        )?;
         log_history(
             tx,
             &record.id,

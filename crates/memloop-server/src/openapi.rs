@@ -452,7 +452,8 @@ pub struct GraphEntityDoc {
 #[derive(ToSchema)]
 pub struct EntityLinksResponse {
     entity: GraphEntityDoc,
-    /// Relations it is an end of, stated by current memories.
+    /// Relations it is an end of that hold now (or held at `as_of`),
+    /// stated by current memories (memories true then).
     relations: Vec<GraphRelationDoc>,
     /// Entities named in the same current memories, with how many.
     co_mentioned: Vec<GraphEntityDoc>,
@@ -467,6 +468,12 @@ pub struct GraphRelationDoc {
     relation: String,
     object: String,
     memory_id: String,
+    /// When it began to hold (its memory's valid_from), Unix ms.
+    valid_from: i64,
+    /// When it stopped holding (a later memory gave the subject another
+    /// object of a single-valued relation such as works_at), Unix ms;
+    /// null while it holds.
+    valid_until: Option<i64>,
 }
 
 #[derive(ToSchema)]

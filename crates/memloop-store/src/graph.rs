@@ -2,15 +2,18 @@
 //! `relations`, schema.rs): written in the transaction that writes the
 //! memory, read by `memloop entities` / `memloop links` and by search's
 //! entity expansion. Only current memories link: a deleted, superseded or
-//! expired one keeps its mentions for history but no read follows them;
-//! `forget` deletes them with the rows, and the names nothing mentions.
+//! expired one keeps its mentions for history but no read follows them
+//! (except a read `as_of` a moment it was true); `forget` deletes them with
+//! the rows, and the names nothing mentions. A relation holds for a time
+//! (`valid_from`, `valid_until`): a single-valued one ends when a later
+//! memory gives its subject another object.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use memloop_core::links::{entity_key, EntityKind, Links};
 use memloop_core::{MemoryRecord, Result, Scope};
-use memloop_longterm::graph::{EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
+use memloop_longterm::graph::{reach, EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -22,11 +25,33 @@ const CURRENT_IN_SCOPE: &str = "m.partition = ?1 AND m.valid_until IS NULL \
      AND (m.expires_at IS NULL OR m.expires_at > ?4) \
      AND (?2 IS NULL OR m.agent_id = ?2) AND (?3 IS NULL OR m.session_id = ?3)";
 
-/// Writes a memory's mentions and relations inside its transaction.
+/// A memory of the scope true at ?4, as `CURRENT_IN_SCOPE` with `as_of`.
+const TRUE_THEN_IN_SCOPE: &str = "m.partition = ?1 AND m.valid_from <= ?4 \
+     AND (m.valid_until IS NULL OR m.valid_until > ?4) \
+     AND (?2 IS NULL OR m.agent_id = ?2) AND (?3 IS NULL OR m.session_id = ?3)";
+
+/// The memories a read follows (table alias `m`) and the relations that
+/// hold (alias `r`): now, or at `as_of` (parameter ?4 either way).
+fn visible(as_of: Option<i64>) -> (&'static str, &'static str) {
+    match as_of {
+        None => (CURRENT_IN_SCOPE, "r.valid_until IS NULL"),
+        Some(_) => (
+            TRUE_THEN_IN_SCOPE,
+            "r.valid_from <= ?4 AND (r.valid_until IS NULL OR r.valid_until > ?4)",
+        ),
+    }
+}
+
+/// Writes a memory's mentions and relations inside its transaction. A
+/// single-valued relation (`Relation::single`) retires the subject's
+/// relations of that name to other objects that held before
+/// `valid_from` (the memory's), and ends at once if another object was
+/// stated for a later time (a memory written late about the past).
 pub(crate) fn write_links(
     tx: &Transaction<'_>,
     partition: &str,
     row: i64,
+    valid_from: i64,
     links: &Links,
 ) -> Result<()> {
     let mut ids: HashMap<String, i64> = HashMap::new();
@@ -45,11 +70,30 @@ pub(crate) fn write_links(
         ) else {
             continue; // `Links::relate` mentions both ends; a hand-built one may not.
         };
+        let mut until: Option<i64> = None;
+        if r.single {
+            tx.prepare_cached(
+                "UPDATE relations SET valid_until = ?4 WHERE subject = ?1 AND relation = ?2 \
+                 AND object <> ?3 AND valid_until IS NULL AND valid_from <= ?4",
+            )
+            .map_err(sql_err)?
+            .execute(params![s, r.relation, o, valid_from])
+            .map_err(sql_err)?;
+            until = tx
+                .prepare_cached(
+                    "SELECT min(valid_from) FROM relations WHERE subject = ?1 AND relation = ?2 \
+                     AND object <> ?3 AND valid_from > ?4",
+                )
+                .map_err(sql_err)?
+                .query_row(params![s, r.relation, o, valid_from], |x| x.get(0))
+                .map_err(sql_err)?;
+        }
         tx.prepare_cached(
-            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row, valid_from, valid_until) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .map_err(sql_err)?
-        .execute(params![s, r.relation, o, row])
+        .execute(params![s, r.relation, o, row, valid_from, until])
         .map_err(sql_err)?;
     }
     Ok(())
@@ -60,13 +104,14 @@ pub(crate) fn replace_links(
     tx: &Transaction<'_>,
     partition: &str,
     row: i64,
+    valid_from: i64,
     links: &Links,
 ) -> Result<()> {
     tx.execute("DELETE FROM mentions WHERE memory_row = ?1", [row])
         .map_err(sql_err)?;
     tx.execute("DELETE FROM relations WHERE memory_row = ?1", [row])
         .map_err(sql_err)?;
-    write_links(tx, partition, row, links)?;
+    write_links(tx, partition, row, valid_from, links)?;
     drop_unmentioned(tx, partition)?;
     Ok(())
 }
@@ -116,13 +161,14 @@ fn entity_id(tx: &Transaction<'_>, partition: &str, name: &str, kind: EntityKind
     }
 }
 
-/// The SQL parameters of `CURRENT_IN_SCOPE`.
-fn scope_params(scope: &Scope, now: i64) -> Result<(String, Option<String>, Option<String>, i64)> {
+/// The SQL parameters of `CURRENT_IN_SCOPE` (?4: now) or of
+/// `TRUE_THEN_IN_SCOPE` (?4: the moment asked).
+fn scope_params(scope: &Scope, at: i64) -> Result<(String, Option<String>, Option<String>, i64)> {
     Ok((
         scope.partition()?,
         scope.agent_id.clone(),
         scope.session_id.clone(),
-        now,
+        at,
     ))
 }
 
@@ -135,14 +181,19 @@ fn entity_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GraphEntity> {
 }
 
 impl EmbeddedStore {
-    pub(crate) fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
-        let (p, agent, session, now) = scope_params(scope, self.now())?;
+    pub(crate) fn graph_entities(
+        &self,
+        scope: &Scope,
+        as_of: Option<i64>,
+    ) -> Result<Vec<GraphEntity>> {
+        let (p, agent, session, now) = scope_params(scope, as_of.unwrap_or(self.now()))?;
+        let (memories, _) = visible(as_of);
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT e.name, e.kind, count(*) FROM entities e \
                  JOIN mentions x ON x.entity = e.id JOIN memories m ON m.row = x.memory_row \
-                 WHERE e.partition = ?1 AND {CURRENT_IN_SCOPE} \
+                 WHERE e.partition = ?1 AND {memories} \
                  GROUP BY e.id ORDER BY 3 DESC, e.key"
             ))
             .map_err(sql_err)?;
@@ -152,8 +203,14 @@ impl EmbeddedStore {
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)
     }
 
-    pub(crate) fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
-        let (p, agent, session, now) = scope_params(scope, self.now())?;
+    pub(crate) fn entity_links(
+        &self,
+        scope: &Scope,
+        name: &str,
+        as_of: Option<i64>,
+    ) -> Result<Option<EntityLinks>> {
+        let (p, agent, session, now) = scope_params(scope, as_of.unwrap_or(self.now()))?;
+        let (in_scope, holds) = visible(as_of);
         let conn = self.conn();
         let found: Option<(i64, String, String)> = conn
             .prepare_cached("SELECT id, name, kind FROM entities WHERE partition = ?1 AND key = ?2")
@@ -166,18 +223,19 @@ impl EmbeddedStore {
         let Some((id, name, kind)) = found else {
             return Ok(None);
         };
-        let memories = mentioning(&conn, id, (&p, &agent, &session, now), 100)?;
+        let memories = mentioning(&conn, id, in_scope, (&p, &agent, &session, now), 100)?;
         if memories.is_empty() {
             return Ok(None);
         }
         let relations = {
             let mut stmt = conn
                 .prepare_cached(&format!(
-                    "SELECT s.name, r.relation, o.name, m.id FROM relations r \
+                    "SELECT s.name, r.relation, o.name, m.id, r.valid_from, r.valid_until \
+                     FROM relations r \
                      JOIN entities s ON s.id = r.subject JOIN entities o ON o.id = r.object \
                      JOIN memories m ON m.row = r.memory_row \
-                     WHERE (r.subject = ?5 OR r.object = ?5) AND {CURRENT_IN_SCOPE} \
-                     ORDER BY m.created_at DESC"
+                     WHERE (r.subject = ?5 OR r.object = ?5) AND {in_scope} AND {holds} \
+                     ORDER BY r.valid_from DESC, m.created_at DESC"
                 ))
                 .map_err(sql_err)?;
             let rows = stmt
@@ -187,6 +245,8 @@ impl EmbeddedStore {
                         relation: r.get(1)?,
                         object: r.get(2)?,
                         memory_id: r.get(3)?,
+                        valid_from: r.get(4)?,
+                        valid_until: r.get(5)?,
                     })
                 })
                 .map_err(sql_err)?;
@@ -199,7 +259,7 @@ impl EmbeddedStore {
                     "SELECT e.name, e.kind, count(*) FROM mentions x \
                      JOIN mentions y ON y.memory_row = x.memory_row AND y.entity <> x.entity \
                      JOIN entities e ON e.id = y.entity JOIN memories m ON m.row = x.memory_row \
-                     WHERE x.entity = ?5 AND {CURRENT_IN_SCOPE} \
+                     WHERE x.entity = ?5 AND {in_scope} \
                      GROUP BY e.id ORDER BY 3 DESC, e.key LIMIT 50"
                 ))
                 .map_err(sql_err)?;
@@ -268,7 +328,7 @@ impl EmbeddedStore {
                     n.max(0) as usize
                 }
             };
-            if count > limits.max_entity_memories || count < 2 {
+            if !limits.follows(count) {
                 continue;
             }
             let found = match reached.entry(entity) {
@@ -276,31 +336,23 @@ impl EmbeddedStore {
                 Entry::Vacant(e) => e.insert(mentioning(
                     &conn,
                     entity,
+                    CURRENT_IN_SCOPE,
                     (&p, &agent, &session, now),
                     limits.per_entity + seeds.len(),
                 )?),
             };
-            for record in found
-                .iter()
-                .filter(|r| !seeds.contains(r.id.as_str()))
-                .take(limits.per_entity)
-            {
-                out.push(Linked {
-                    seed_id: seed.clone(),
-                    entity: name.clone(),
-                    entity_memories: count,
-                    record: record.clone(),
-                });
-            }
+            reach(&mut out, (&seed, &name, count), found, &seeds, limits);
         }
         Ok(out)
     }
 }
 
-/// Current memories of the scope mentioning `entity`, newest first.
+/// Memories of the scope (`in_scope`: current, or true then) mentioning
+/// `entity`, newest first.
 fn mentioning(
     conn: &Connection,
     entity: i64,
+    in_scope: &str,
     (p, agent, session, now): (&str, &Option<String>, &Option<String>, i64),
     limit: usize,
 ) -> Result<Vec<MemoryRecord>> {
@@ -312,7 +364,7 @@ fn mentioning(
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {cols} FROM mentions x JOIN memories m ON m.row = x.memory_row \
-             WHERE x.entity = ?5 AND {CURRENT_IN_SCOPE} ORDER BY m.created_at DESC, m.row DESC LIMIT ?6"
+             WHERE x.entity = ?5 AND {in_scope} ORDER BY m.created_at DESC, m.row DESC LIMIT ?6"
         ))
         .map_err(sql_err)?;
     let rows = stmt

@@ -152,6 +152,16 @@ ALTER TABLE memories DROP COLUMN hash_key;
 CREATE INDEX memories_current_by_hash ON memories (partition, content_hash)
     WHERE valid_until IS NULL;
 "#,
+    r#"
+-- A relation holds for a time (graph.rs): from its memory's valid_from
+-- until a later memory gives the subject another object of a
+-- single-valued relation (works_at, lives_in). Relations written before
+-- hold from their memory's valid_from and have not ended.
+ALTER TABLE relations ADD COLUMN valid_from INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE relations ADD COLUMN valid_until INTEGER;
+UPDATE relations SET valid_from = coalesce(
+    (SELECT valid_from FROM memories WHERE row = relations.memory_row), 0);
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -233,6 +243,35 @@ mod tests {
                 .unwrap();
             assert_eq!(id, "a", "from schema {version}");
         }
+    }
+
+    /// A relation written before relations had a validity holds from its
+    /// memory's `valid_from` and has not ended.
+    #[test]
+    fn relations_written_before_hold_from_their_memory() {
+        let before = MIGRATIONS.len() - 1;
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..before] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", before as i64)
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories (id, partition, tenant, kind, text, metadata, created_at, \
+             updated_at, valid_from, importance, provenance, content_hash, embedding) \
+             VALUES ('a', 'p', 't', 'fact', 'Anna works at Acme', '{}', 9, 9, 1234, 0.5, '{}', 'h', x'00'); \
+             INSERT INTO entities (id, partition, key, name, kind) VALUES \
+             (1, 'p', 'anna', 'Anna', 'person'), (2, 'p', 'acme', 'Acme', 'organisation'); \
+             INSERT INTO relations (subject, relation, object, memory_row) VALUES (1, 'works_at', 2, 1);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (from, until): (i64, Option<i64>) = conn
+            .query_row("SELECT valid_from, valid_until FROM relations", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((from, until), (1234, None));
     }
 
     /// Every index of `memories` is keyed by stored columns: an expression

@@ -153,12 +153,17 @@ impl Outbox for EmbeddedStore {
 }
 
 impl GraphStore for EmbeddedStore {
-    fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
-        self.located(EmbeddedStore::graph_entities(self, scope))
+    fn graph_entities(&self, scope: &Scope, as_of: Option<i64>) -> Result<Vec<GraphEntity>> {
+        self.located(EmbeddedStore::graph_entities(self, scope, as_of))
     }
 
-    fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
-        self.located(EmbeddedStore::entity_links(self, scope, name))
+    fn entity_links(
+        &self,
+        scope: &Scope,
+        name: &str,
+        as_of: Option<i64>,
+    ) -> Result<Option<EntityLinks>> {
+        self.located(EmbeddedStore::entity_links(self, scope, name, as_of))
     }
 
     fn linked(&self, scope: &Scope, seed_ids: &[&str], limits: &LinkLimits) -> Result<Vec<Linked>> {

@@ -153,7 +153,7 @@ impl EmbeddedStore {
                 ],
             )
             .map_err(sql_err)?;
-            crate::graph::replace_links(&tx, &partition, row, &change.links)?;
+            crate::graph::replace_links(&tx, &partition, row, rec.valid_from, &change.links)?;
         }
         tx.execute(
             "UPDATE memories SET metadata = ?1, expires_at = ?2, importance = ?3, updated_at = ?4 WHERE row = ?5",
@@ -452,7 +452,7 @@ fn add_in(
     } = NewRecord::build(scope, m, hash, now);
     let vectors = with_pieces(v, &pieces);
     let row = insert_row(tx, partition, &record, &vectors)?;
-    crate::graph::write_links(tx, partition, row, &links)?;
+    crate::graph::write_links(tx, partition, row, record.valid_from, &links)?;
     log_history(
         tx,
         &record.id,

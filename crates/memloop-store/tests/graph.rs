@@ -66,21 +66,24 @@ fn mentions_link_memories_and_only_current_ones_count() {
         .unwrap();
     let ids: Vec<String> = added.iter().map(|(r, _)| r.id.clone()).collect();
 
-    let entities = store.graph_entities(&u).unwrap();
+    let entities = store.graph_entities(&u, None).unwrap();
     let anna = entities.iter().find(|e| e.name == "Anna").unwrap();
     assert_eq!(anna.memories, 2);
     assert_eq!(entities[0].name, "Anna", "most mentioned first");
     let globex = entities.iter().find(|e| e.name == "Globex").unwrap();
     assert_eq!(globex.kind, EntityKind::Organisation);
 
-    let links = store.entity_links(&u, "anna").unwrap().unwrap();
+    let links = store.entity_links(&u, "anna", None).unwrap().unwrap();
     assert_eq!(links.relations.len(), 1);
     assert_eq!(links.relations[0].relation, "works_at");
     assert_eq!(links.relations[0].memory_id, ids[1]);
     assert!(links.co_mentioned.iter().any(|e| e.name == "Globex"));
-    assert!(store.entity_links(&u, "Nobody").unwrap().is_none());
+    assert!(store.entity_links(&u, "Nobody", None).unwrap().is_none());
     // Another user's scope sees none of it.
-    assert!(store.graph_entities(&Scope::user("v")).unwrap().is_empty());
+    assert!(store
+        .graph_entities(&Scope::user("v"), None)
+        .unwrap()
+        .is_empty());
 
     let linked = store.linked(&u, &[ids[0].as_str()], &LIMITS).unwrap();
     assert_eq!(linked.len(), 1);
@@ -94,9 +97,9 @@ fn mentions_link_memories_and_only_current_ones_count() {
         .linked(&u, &[ids[0].as_str()], &LIMITS)
         .unwrap()
         .is_empty());
-    let links = store.entity_links(&u, "Anna").unwrap().unwrap();
+    let links = store.entity_links(&u, "Anna", None).unwrap().unwrap();
     assert!(links.relations.is_empty(), "{:?}", links.relations);
-    assert!(store.entity_links(&u, "Globex").unwrap().is_none());
+    assert!(store.entity_links(&u, "Globex", None).unwrap().is_none());
 }
 
 #[test]
@@ -134,7 +137,7 @@ fn a_new_text_replaces_its_links() {
     };
     store.update("default", &added[0].0.id, change).unwrap();
     let names: Vec<String> = store
-        .graph_entities(&u)
+        .graph_entities(&u, None)
         .unwrap()
         .into_iter()
         .map(|e| e.name)
@@ -161,8 +164,8 @@ fn purge_leaves_no_name_in_the_file() {
         )
         .unwrap();
     store.forget(&u, true).unwrap();
-    assert!(store.graph_entities(&u).unwrap().is_empty());
-    assert_eq!(store.graph_entities(&keep).unwrap().len(), 1);
+    assert!(store.graph_entities(&u, None).unwrap().is_empty());
+    assert_eq!(store.graph_entities(&keep, None).unwrap().len(), 1);
     drop(store);
     let mut bytes = Vec::new();
     for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
@@ -213,7 +216,7 @@ fn gc_takes_expired_memories_links_along() {
                     (SELECT row FROM memories)) + (SELECT COUNT(*) FROM relations \
                     WHERE memory_row NOT IN (SELECT row FROM memories))";
     assert_eq!(count(dangling), 0);
-    let links = store.entity_links(&u, "Anna").unwrap().unwrap();
+    let links = store.entity_links(&u, "Anna", None).unwrap().unwrap();
     assert_eq!(links.relations.len(), 1);
     assert_eq!(links.relations[0].memory_id, added[1].0.id);
 }

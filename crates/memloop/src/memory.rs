@@ -224,10 +224,11 @@ impl Memory {
     }
 
     /// The entities named in current memories of `scope`, most mentioned
-    /// first (people, places, organisations, pets, things).
-    pub fn graph_entities(&self, scope: &Scope) -> Result<Vec<GraphEntity>> {
+    /// first (people, places, organisations, pets, things); with `as_of`
+    /// (Unix ms), in the memories that were true then.
+    pub fn graph_entities(&self, scope: &Scope, as_of: Option<i64>) -> Result<Vec<GraphEntity>> {
         scope.validate()?;
-        self.store.graph_entities(scope)
+        self.store.graph_entities(scope, as_of)
     }
 
     /// The sessions of `scope`'s user (or agent), newest first: each with
@@ -239,11 +240,18 @@ impl Memory {
         self.store.sessions(scope)
     }
 
-    /// One entity of `scope` with its relations, the entities named with
-    /// it and the memories naming it; None if no current memory names it.
-    pub fn entity_links(&self, scope: &Scope, name: &str) -> Result<Option<EntityLinks>> {
+    /// One entity of `scope` with its relations that hold, the entities
+    /// named with it and the memories naming it; None if no current memory
+    /// names it. With `as_of` (Unix ms): the graph as it was then, the
+    /// relations that held then (a later `works_at` ends an earlier one).
+    pub fn entity_links(
+        &self,
+        scope: &Scope,
+        name: &str,
+        as_of: Option<i64>,
+    ) -> Result<Option<EntityLinks>> {
         scope.validate()?;
-        self.store.entity_links(scope, name)
+        self.store.entity_links(scope, name, as_of)
     }
 
     /// This memory with another forgetting policy: default TTLs per kind

@@ -193,6 +193,22 @@ pub async fn exercise(client: &ServerSink, user: &str) {
     )
     .await;
     assert_eq!(none["entities"], json!([]));
+    // The graph as it was before anything was said: empty; a bad moment
+    // is refused with what to send.
+    let past = ok(
+        client,
+        "memory_entities",
+        json!({"user_id": user, "as_of": "2001-01-01"}),
+    )
+    .await;
+    assert_eq!(past["entities"], json!([]), "{past}");
+    let (code, message) = tool_error(
+        client,
+        "memory_links",
+        json!({"entity": "Emma", "user_id": user, "as_of": "soon"}),
+    )
+    .await;
+    assert_eq!(code, "invalid_input", "{message}");
     let expanded = ok(
         client,
         "memory_search",

@@ -13,6 +13,9 @@ pub use crate::changes::{
     a_deleted_evidence_episode_reads_as_deleted, changes_to_ended_memories_are_refused_alike,
 };
 pub use crate::expiry::expired_reads_as_deleted_and_counts_leave_it_out;
+pub use crate::graph::{
+    graph_links_current_memories_within_walls, single_valued_relations_end_and_as_of_reads_the_past,
+};
 
 /// A deterministic unit vector per text: what it means does not matter,
 /// only that equal texts get equal vectors.

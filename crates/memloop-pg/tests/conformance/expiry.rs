@@ -83,13 +83,13 @@ pub fn expired_reads_as_deleted_and_counts_leave_it_out(b: &dyn Backend) {
         Err(Error::NotFound(_))
     ));
     assert_eq!(counts(), (1, 1, 1, 1, 1, 0, 1));
-    for e in st.graph_entities(&alice()).unwrap() {
+    for e in st.graph_entities(&alice(), None).unwrap() {
         assert_ne!(e.name, "Garage Nord", "named only by the expired memory");
         if e.name == "Lyon" {
             assert_eq!(e.memories, 1, "{e:?}");
         }
     }
-    if let Some(links) = st.entity_links(&alice(), "Lyon").unwrap() {
+    if let Some(links) = st.entity_links(&alice(), "Lyon", None).unwrap() {
         let named: Vec<&str> = links.memories.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(named, [work.as_str()]);
         assert!(

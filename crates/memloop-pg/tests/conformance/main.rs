@@ -2,7 +2,7 @@
 //! against the embedded SQLite store and the PostgreSQL store, check the
 //! promises of `memloop_longterm` (CRUD, filters, history, supersession,
 //! forget and purge, tenants, idempotent inserts, TTL and what an expired memory reads as, changes to ended memories, concurrent writers,
-//! as_of, the outbox). The PostgreSQL half needs the test server
+//! as_of, the outbox, the entity graph). The PostgreSQL half needs the test server
 //! (scripts/pg.sh start; scripts/test.sh starts it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,6 +10,7 @@ mod backend;
 mod cases;
 mod changes;
 mod expiry;
+mod graph;
 
 /// Runs each case once per backend: `sqlite::case` and `postgres::case`.
 macro_rules! conformance {
@@ -58,4 +59,6 @@ conformance!(
     pieces_answer_for_their_memory,
     changes_to_ended_memories_are_refused_alike,
     a_deleted_evidence_episode_reads_as_deleted,
+    graph_links_current_memories_within_walls,
+    single_valued_relations_end_and_as_of_reads_the_past,
 );

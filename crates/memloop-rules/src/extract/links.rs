@@ -393,11 +393,14 @@ fn fact_relation(fact: &Value, text: &str, links: &mut Links) {
         }
         _ => EntityKind::Unknown,
     };
-    links.relate(
-        (&subject_name, EntityKind::Person),
-        attribute,
-        (value, kind),
-    );
+    let (subject, object) = ((subject_name.as_str(), EntityKind::Person), (value, kind));
+    // One employer, one home at a time: a later one retires the earlier
+    // relation as the reconciliation supersedes the fact.
+    if crate::extract::fact::attribute_is_multi(attribute) == Some(false) {
+        links.relate_single(subject, attribute, object);
+    } else {
+        links.relate(subject, attribute, object);
+    }
 }
 
 /// `lower` as the text writes it ("anna" → "Anna"), or as given.

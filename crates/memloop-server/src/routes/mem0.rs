@@ -151,7 +151,7 @@ pub async fn list(
 /// name, most mentioned first (`routes::graph`).
 #[utoipa::path(
     get, path = "/v1/entities", tag = "mem0",
-    params(ScopeFields),
+    params(ScopeFields, crate::routes::graph::AsOf),
     responses(
         (status = 200, description = "Mem0's users list without a scope; the scope's named entities with one", body = EntitiesAnswer),
         (status = 400, description = "A bad id", body = ErrorBody),
@@ -162,9 +162,10 @@ pub async fn entities(
     State(state): State<AppState>,
     tenant: Tenant,
     ApiQuery(scope): ApiQuery<ScopeFields>,
+    ApiQuery(at): ApiQuery<crate::routes::graph::AsOf>,
 ) -> ApiResult {
     if scope != ScopeFields::default() {
-        return crate::routes::graph::scope_entities(&state, &tenant, scope).await;
+        return crate::routes::graph::scope_entities(&state, &tenant, scope, at).await;
     }
     let memory = state.memory().clone();
     let entities = blocking(move || memory.entities(&tenant.0)).await?;

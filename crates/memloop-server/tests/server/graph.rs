@@ -128,6 +128,66 @@ async fn entities_and_links_are_per_tenant_and_user() {
         .assert_error(401, "unauthorized");
 }
 
+/// A later employer ends the earlier one (both memories stay current:
+/// written as given, with their facts' structure), and `as_of` reads the
+/// graph as it was; a bad `as_of` is a 400 that says what to send.
+#[tokio::test]
+async fn links_hold_for_a_time_and_read_as_of() {
+    let s = server();
+    let app = &s.app;
+    for (at, org) in [("2026-01-10", "Acme"), ("2026-01-20", "Globex")] {
+        let body = json!({
+            "messages": format!("Anna works at {org}"), "user_id": "rel", "infer": false,
+            "timestamp": at,
+            "metadata": {"fact": {"subject": "anna", "attribute": "works_at", "value": org}},
+        });
+        call(app, "POST", "/v1/memories", Some(KEY_A), Some(body))
+            .await
+            .ok();
+    }
+    let works = |v: &Value| -> Vec<(String, Value)> {
+        v["relations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["relation"] == "works_at")
+            .map(|r| {
+                (
+                    r["object"].as_str().unwrap().into(),
+                    r["valid_until"].clone(),
+                )
+            })
+            .collect()
+    };
+    let links = |query: &'static str| call(app, "GET", query, Some(KEY_A), None);
+    let now = links("/v1/entities/Anna/links?user_id=rel").await;
+    assert_eq!(
+        works(now.ok()),
+        [("Globex".into(), Value::Null)],
+        "{}",
+        now.text
+    );
+    let then = links("/v1/entities/Anna/links?user_id=rel&as_of=2026-01-15").await;
+    let jan20 = memloop::filter::parse_date("2026-01-20").unwrap();
+    assert_eq!(
+        works(then.ok()),
+        [("Acme".into(), json!(jan20))],
+        "{}",
+        then.text
+    );
+    let before = links("/v1/entities?user_id=rel&as_of=2026-01-05").await;
+    assert!(names(before.ok()).is_empty(), "{}", before.text);
+    let mid = links("/v1/entities?user_id=rel&as_of=2026-01-15").await;
+    assert!(
+        names(mid.ok()).contains(&"Acme".to_string()),
+        "{}",
+        mid.text
+    );
+    let bad = links("/v1/entities/Anna/links?user_id=rel&as_of=soon").await;
+    bad.assert_error(400, "invalid_input");
+    assert!(bad.text.contains("as_of"), "{}", bad.text);
+}
+
 #[tokio::test]
 async fn a_search_expands_through_entities_when_asked() {
     let s = server();

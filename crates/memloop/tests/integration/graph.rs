@@ -30,10 +30,10 @@ fn a_search_follows_an_entity_from_its_best_hit() {
     for t in WORKPLACES {
         memory.add(&me, NewMemory::text(t)).unwrap();
     }
-    let entities = memory.graph_entities(&me).unwrap();
+    let entities = memory.graph_entities(&me, None).unwrap();
     let anna = entities.iter().find(|e| e.name == "Anna").unwrap();
     assert_eq!(anna.memories, 2);
-    let links = memory.entity_links(&me, "anna").unwrap().unwrap();
+    let links = memory.entity_links(&me, "anna", None).unwrap().unwrap();
     assert!(
         links
             .relations
