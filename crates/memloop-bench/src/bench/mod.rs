@@ -805,7 +805,7 @@ fn bench_long(
         let memory = crate::eval::ingest(
             out,
             &(e.clone() as Arc<dyn memloop::Embedder>),
-            (run, &dir.join(format!("user-{i}"))),
+            (run, &dir.join(format!("user-{i}")), None),
             conv,
             (crate::eval::EPISODE_CONTEXT_TURNS, 0.5),
             &mut 0,

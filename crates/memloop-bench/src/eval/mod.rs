@@ -78,6 +78,16 @@ pub(crate) struct MethodArgs {
     /// Score added to turns spoken by a person the question names (default: the search default, off).
     #[arg(long)]
     speaker_boost: Option<f32>,
+    /// Weight of the decay signal (recency × importance × use) in the
+    /// default method (default: the search default, 0: off). Decay is
+    /// judged at each question's time (its date, else just after the
+    /// conversation's last turn), and the eval's searches count as
+    /// retrievals, as a user's would.
+    #[arg(long)]
+    decay_weight: Option<f32>,
+    /// Decay's half-life in days, with --decay-weight.
+    #[arg(long, default_value_t = 30.0)]
+    decay_half_life_days: f64,
     /// Turns before and after each turn indexed with it as keyword context.
     #[arg(long, default_value_t = EPISODE_CONTEXT_TURNS)]
     context: usize,
@@ -124,6 +134,16 @@ struct ExpandArgs {
     /// Memories taken per entity of a hit.
     #[arg(long)]
     expand_per_entity: Option<usize>,
+}
+
+impl MethodArgs {
+    /// The default method's decay, when asked for (None: the search default).
+    fn decay(&self) -> Option<memloop::Decay> {
+        self.decay_weight.map(|weight| memloop::Decay {
+            weight,
+            half_life_ms: (self.decay_half_life_days * 86_400_000.0) as i64,
+        })
+    }
 }
 
 impl ExpandArgs {
@@ -285,10 +305,13 @@ pub(crate) fn evaluate(
         None => embedder.clone(),
     };
     for (i, conv) in conversations.iter().enumerate() {
+        // The store's clock is the conversation's: just after its last
+        // turn, then each question's time (what decay is judged at).
+        let clock = memloop::time::Clock::manual(asked_after(conv));
         let memory = ingest(
             out,
             &vectors,
-            (&run, &work.path().join(format!("conv-{i}"))),
+            (&run, &work.path().join(format!("conv-{i}")), Some(&clock)),
             conv,
             (args.context, args.context_weight),
             &mut skips.split_turns,
@@ -302,10 +325,10 @@ pub(crate) fn evaluate(
         );
         ask(
             out,
-            (&memory, &scope),
+            (&memory, &scope, &clock),
             (embedder, vectors.as_ref()),
             conv,
-            weights,
+            (weights, args.decay()),
             args.expand.expansion(),
             (time_mode, args.time_boost, &mut times),
             &mut answers,
@@ -397,12 +420,15 @@ fn turn_text(speaker: &str, text: &str) -> String {
 pub(crate) fn ingest(
     out: &Output,
     embedder: &Arc<dyn Embedder>,
-    (run, dir): (&RunStore, &Path),
+    (run, dir, clock): (&RunStore, &Path, Option<&memloop::time::Clock>),
     conv: &Conversation,
     (context, context_weight): (usize, f32),
     split_turns: &mut usize,
 ) -> anyhow::Result<Memory> {
     let mut options = run.options().with_durability(Durability::Process);
+    if let Some(c) = clock {
+        options = options.with_clock(c.clone());
+    }
     options.context_weight = context_weight;
     let memory = Memory::with_embedder(dir, embedder.clone(), options)?;
     let scope = run.scope(&conv.id);
@@ -516,10 +542,10 @@ struct Latency {
 #[allow(clippy::too_many_arguments)]
 fn ask(
     out: &Output,
-    (memory, scope): (&Memory, &Scope),
+    (memory, scope, clock): (&Memory, &Scope, &memloop::time::Clock),
     (embedder, vectors): (&LocalEmbedder, &dyn Embedder),
     conv: &Conversation,
-    weights: (f32, f32, f32),
+    (weights, decay): ((f32, f32, f32), Option<memloop::Decay>),
     expansion: memloop::graph::Expansion,
     (time_mode, time_boost, times): (memloop::QueryTimeMode, Option<f32>, &mut TimesRead),
     answers: &mut [Vec<Answer>],
@@ -555,14 +581,20 @@ fn ask(
             } else {
                 memloop::graph::Expansion::OFF
             });
+            sq.decay = if m == 0 {
+                decay
+            } else {
+                Some(memloop::Decay::OFF)
+            };
             let t = Instant::now();
+            let now = q
+                .date
+                .as_deref()
+                .and_then(memloop::filter::parse_date)
+                .unwrap_or(after);
+            clock.set(now)?;
             // Only the default method reads the question's time.
             if m == 0 {
-                let now = q
-                    .date
-                    .as_deref()
-                    .and_then(memloop::filter::parse_date)
-                    .unwrap_or(after);
                 if let Some(r) = memory.read_time(&mut sq, now, time_mode)? {
                     if let (Some(w), Some(t)) = (time_boost, sq.time.as_mut()) {
                         if let memloop::TimeMode::Boost(_) = t.mode {
