@@ -567,6 +567,14 @@ fn ask(
         let t = Instant::now();
         let vector = vectors.embed_query(&q.question)?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+        // The store's clock at the question's time, once for every method
+        // (and outside the search's timing).
+        let now = q
+            .date
+            .as_deref()
+            .and_then(memloop::filter::parse_date)
+            .unwrap_or(after);
+        clock.set(now)?;
         for (m, method) in METHODS.iter().enumerate() {
             let mut sq = SearchQuery::new(scope.clone(), q.question.clone());
             sq.top_k = top;
@@ -587,12 +595,6 @@ fn ask(
                 Some(memloop::Decay::OFF)
             };
             let t = Instant::now();
-            let now = q
-                .date
-                .as_deref()
-                .and_then(memloop::filter::parse_date)
-                .unwrap_or(after);
-            clock.set(now)?;
             // Only the default method reads the question's time.
             if m == 0 {
                 if let Some(r) = memory.read_time(&mut sq, now, time_mode)? {
