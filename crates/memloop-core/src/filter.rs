@@ -99,8 +99,23 @@ impl Filter {
                         Filter::Or(subs)
                     });
                 }
+                // Mem0 gives NOT a list: none of its filters holds.
                 "NOT" | "not" => {
-                    parts.push(Filter::Not(Box::new(Filter::from_json_at(v, depth + 1)?)))
+                    let inner = match v.as_array() {
+                        Some(list) => {
+                            let mut subs = list
+                                .iter()
+                                .map(|f| Filter::from_json_at(f, depth + 1))
+                                .collect::<Result<Vec<_>>>()?;
+                            if subs.len() == 1 {
+                                subs.remove(0)
+                            } else {
+                                Filter::Or(subs)
+                            }
+                        }
+                        None => Filter::from_json_at(v, depth + 1)?,
+                    };
+                    parts.push(Filter::Not(Box::new(inner)))
                 }
                 field => parts.push(json_condition(field, v)?),
             }
@@ -541,5 +556,67 @@ impl Parser {
             Some(t) => Err(bad(format!("expected a value, found {}", t.describe()))),
             None => Err(bad("a value is missing at the end".into())),
         }
+    }
+}
+
+const SCOPE_FIELDS: [&str; 3] = ["user_id", "agent_id", "run_id"];
+
+/// Mem0's v2 clients put the scope in the filters (`{"AND":[{"user_id":"u"}]}`).
+/// For each of user_id / agent_id / run_id not given at the top level, an
+/// equality on a string at the filter's top (or in a top-level AND) is
+/// taken out of the filter and used as the scope.
+pub fn lift_scope(filters: &mut Option<Value>, ids: [&mut Option<String>; 3]) {
+    let Some(Value::Object(top)) = filters else {
+        return;
+    };
+    for (field, slot) in SCOPE_FIELDS.iter().zip(ids) {
+        if slot.is_some() {
+            continue;
+        }
+        if let Some(Value::String(v)) = top.get(*field) {
+            *slot = Some(v.clone());
+            top.remove(*field);
+            continue;
+        }
+        let Some(Value::Array(items)) = top.get_mut("AND") else {
+            continue;
+        };
+        let found = items.iter().position(|item| {
+            item.as_object()
+                .is_some_and(|o| o.len() == 1 && o.get(*field).is_some_and(Value::is_string))
+        });
+        if let Some(i) = found {
+            let item = items.remove(i);
+            *slot = item.get(*field).and_then(Value::as_str).map(str::to_string);
+        }
+    }
+    if let Some(Value::Array(items)) = top.get("AND") {
+        if items.is_empty() {
+            top.remove("AND");
+        }
+    }
+}
+
+#[cfg(test)]
+mod lift_tests {
+    use super::*;
+
+    #[test]
+    fn scope_comes_out_of_mem0_filters() {
+        let mut f = Some(serde_json::json!({"AND": [{"user_id": "alice"}, {"topic": "food"}]}));
+        let (mut u, mut a, mut r) = (None, None, Some("s1".to_string()));
+        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
+        assert_eq!(u.as_deref(), Some("alice"));
+        assert_eq!(a, None);
+        assert_eq!(r.as_deref(), Some("s1"));
+        assert_eq!(f, Some(serde_json::json!({"AND": [{"topic": "food"}]})));
+
+        let mut f = Some(serde_json::json!({"user_id": "bob", "agent_id": "x"}));
+        let (mut u, mut a, mut r) = (Some("carol".to_string()), None, None);
+        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
+        // A top-level user_id wins; the filter's stays a condition.
+        assert_eq!(u.as_deref(), Some("carol"));
+        assert_eq!(a.as_deref(), Some("x"));
+        assert_eq!(f, Some(serde_json::json!({"user_id": "bob"})));
     }
 }

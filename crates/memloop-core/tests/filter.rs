@@ -45,6 +45,23 @@ fn text_and_json_forms_agree() {
 }
 
 #[test]
+fn mem0s_not_takes_a_list_none_of_which_may_hold() {
+    let r = record(json!({"topic": "food", "rating": 2}));
+    let not = |v| Filter::from_json(&v).unwrap().matches(&r);
+    assert!(!not(json!({"NOT": [{"topic": "food"}]})));
+    assert!(not(json!({"NOT": [{"topic": "travel"}]})));
+    assert!(!not(
+        json!({"NOT": [{"topic": "travel"}, {"rating": {"lt": 3}}]})
+    ));
+    assert!(not(
+        json!({"NOT": [{"topic": "travel"}, {"rating": {"gt": 3}}]})
+    ));
+    // memloop's own form, an object, is unchanged.
+    assert!(!not(json!({"NOT": {"topic": "food"}})));
+    assert!(Filter::from_json(&json!({"NOT": [3]})).is_err());
+}
+
+#[test]
 fn dates_compare_as_dates() {
     let r = record(json!({"due": "2024-06-01T10:00:00Z"}));
     assert!(Filter::parse("due > 2024-05-31").unwrap().matches(&r));

@@ -95,9 +95,9 @@ impl ScopeFields {
     }
 
     /// Mem0's v2 clients send the scope inside the filters: fills the
-    /// fields not given from there (see [`lift_scope`]).
+    /// fields not given from there (see [`memloop::filter::lift_scope`]).
     pub fn lift_from(&mut self, filters: &mut Option<Value>) {
-        lift_scope(
+        memloop::filter::lift_scope(
             filters,
             [&mut self.user_id, &mut self.agent_id, &mut self.run_id],
         );
@@ -110,7 +110,9 @@ pub struct AddRequest {
     pub messages: Messages,
     #[serde(flatten)]
     pub scope: ScopeFields,
-    /// A JSON object stored with each memory (`infer: false` only).
+    /// A JSON object stored with each memory written (as given, or
+    /// distilled: the episode and every fact; the keys the write sets, such
+    /// as `role`, win).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Map<String, Value>>,
@@ -424,67 +426,10 @@ pub fn parse_filter_text(s: Option<&str>) -> Result<Option<Filter>, ApiError> {
     }
 }
 
-const SCOPE_FIELDS: [&str; 3] = ["user_id", "agent_id", "run_id"];
-
-/// Mem0's v2 clients put the scope in the filters (`{"AND":[{"user_id":"u"}]}`).
-/// For each of user_id / agent_id / run_id not given at the top level, an
-/// equality on a string at the filter's top (or in a top-level AND) is
-/// taken out of the filter and used as the scope.
-pub fn lift_scope(filters: &mut Option<Value>, ids: [&mut Option<String>; 3]) {
-    let Some(Value::Object(top)) = filters else {
-        return;
-    };
-    for (field, slot) in SCOPE_FIELDS.iter().zip(ids) {
-        if slot.is_some() {
-            continue;
-        }
-        if let Some(Value::String(v)) = top.get(*field) {
-            *slot = Some(v.clone());
-            top.remove(*field);
-            continue;
-        }
-        let Some(Value::Array(items)) = top.get_mut("AND") else {
-            continue;
-        };
-        let found = items.iter().position(|item| {
-            item.as_object()
-                .is_some_and(|o| o.len() == 1 && o.get(*field).is_some_and(Value::is_string))
-        });
-        if let Some(i) = found {
-            let item = items.remove(i);
-            *slot = item.get(*field).and_then(Value::as_str).map(str::to_string);
-        }
-    }
-    if let Some(Value::Array(items)) = top.get("AND") {
-        if items.is_empty() {
-            top.remove("AND");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use memloop::shown_value as shown;
-
-    #[test]
-    fn scope_comes_out_of_mem0_filters() {
-        let mut f = Some(serde_json::json!({"AND": [{"user_id": "alice"}, {"topic": "food"}]}));
-        let (mut u, mut a, mut r) = (None, None, Some("s1".to_string()));
-        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
-        assert_eq!(u.as_deref(), Some("alice"));
-        assert_eq!(a, None);
-        assert_eq!(r.as_deref(), Some("s1"));
-        assert_eq!(f, Some(serde_json::json!({"AND": [{"topic": "food"}]})));
-
-        let mut f = Some(serde_json::json!({"user_id": "bob", "agent_id": "x"}));
-        let (mut u, mut a, mut r) = (Some("carol".to_string()), None, None);
-        lift_scope(&mut f, [&mut u, &mut a, &mut r]);
-        // A top-level user_id wins; the filter's stays a condition.
-        assert_eq!(u.as_deref(), Some("carol"));
-        assert_eq!(a.as_deref(), Some("x"));
-        assert_eq!(f, Some(serde_json::json!({"user_id": "bob"})));
-    }
 
     #[test]
     fn the_scope_fields_sit_at_the_top_of_every_body() {

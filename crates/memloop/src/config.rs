@@ -285,16 +285,29 @@ impl Config {
 
     /// Parses the text of a configuration file; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &Path) -> Result<Config> {
-        let invalid = |e: toml::de::Error| {
+        let origin = format!("config file {}", origin.display());
+        let table: toml::Table = toml::from_str(text)
+            .map_err(|e| Error::invalid(format!("{origin} is not valid: {e}")))?;
+        Config::from_table(table, &origin)
+    }
+
+    /// The same sections and keys as the file, given as a JSON object (the
+    /// Python package's `config=` dict); `origin` names it in errors.
+    pub fn from_json(value: &serde_json::Value, origin: &str) -> Result<Config> {
+        let table: toml::Table = serde_json::from_value(value.clone()).map_err(|e| {
             Error::invalid(format!(
-                "config file {} is not valid: {e}",
-                origin.display()
+                "{origin} is not valid: {e} (give an object of sections, as in the TOML file; null is not a value)"
             ))
-        };
-        let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
+        })?;
+        Config::from_table(table, origin)
+    }
+
+    fn from_table(mut table: toml::Table, origin: &str) -> Result<Config> {
+        let invalid =
+            |e: &dyn std::fmt::Display| Error::invalid(format!("{origin} is not valid: {e}"));
         // `memloop serve` reads its own table (memloop-server's config).
         table.remove("server");
-        let cfg: Config = table.try_into().map_err(invalid)?;
+        let cfg: Config = table.try_into().map_err(|e| invalid(&e))?;
         cfg.turn
             .shares
             .validate()
@@ -302,12 +315,7 @@ impl Config {
             .and_then(|()| cfg.short_term.validate_for(&cfg.turn))
             .and_then(|()| cfg.search.validate())
             .and_then(|()| cfg.rerank.validate(cfg.llm.as_ref()))
-            .map_err(|e| {
-                Error::invalid(format!(
-                    "config file {} is not valid: {e}",
-                    origin.display()
-                ))
-            })?;
+            .map_err(|e| invalid(&e))?;
         Ok(cfg)
     }
 

@@ -58,8 +58,8 @@ pub use query_time::{parse_reference_time, QueryTimeMode, TimeReading};
 pub use sweeper::SweepStats;
 pub use token_count::{Encoding, TokenCounter};
 pub use turn::{
-    said_at, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions, Remembered,
-    RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
+    said_at, AddMessages, Added, Exchanged, Forgotten, MemoryLoop, Recorded, RememberOptions,
+    Remembered, RetrievedMemory, SideGate, Timings, TraceTokens, TurnOutcome, TurnTrace,
 };
 pub use write::{
     speaker, Distil, EpisodeWriter, LongTermWriter, TurnToWrite, WriteEvent, WriteReport,

@@ -53,6 +53,10 @@ pub struct TurnToWrite<'a> {
     /// When everything this turn writes expires (ms), as the caller asked
     /// (REST add's `ttl`); `None`: each memory its kind's default TTL.
     pub expires_at: Option<i64>,
+    /// The caller's metadata (Mem0's `add(..., metadata=)`), stored on the
+    /// episode and every fact the turn writes. The keys the write sets
+    /// itself (`role`, `entities`, a fact's attribute) win over the caller's.
+    pub metadata: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Which sides of an exchange the write distils facts from.
@@ -84,6 +88,19 @@ impl<'a> TurnToWrite<'a> {
             reply: None,
             distil: Distil::TEXT,
             expires_at: None,
+            metadata: None,
+        }
+    }
+
+    /// `own` (what the write sets) over the caller's metadata.
+    pub fn metadata_with(&self, own: serde_json::Value) -> serde_json::Value {
+        match (self.metadata, own) {
+            (Some(caller), serde_json::Value::Object(own)) => {
+                let mut merged = caller.clone();
+                merged.extend(own);
+                serde_json::Value::Object(merged)
+            }
+            (_, own) => own,
         }
     }
 
@@ -153,13 +170,13 @@ impl EpisodeWriter {
         m.context = turn.context.map(str::to_string);
         m.valid_from = Some(turn.at);
         m.expires_at = turn.expires_at;
-        m.metadata = match turn.reply {
+        m.metadata = turn.metadata_with(match turn.reply {
             Some(_) => serde_json::json!({
                 "role": turn.role.as_str(),
                 "roles": [turn.role.as_str(), Role::Assistant.as_str()],
             }),
             None => serde_json::json!({ "role": turn.role.as_str() }),
-        };
+        });
         m.provenance = Provenance {
             session_id: turn.scope.session_id.clone(),
             turn_ids: vec![turn.turn_id.to_string()],

@@ -4,18 +4,19 @@
 
 use axum::extract::State;
 use axum::Json;
+use memloop::short_term::Role;
 use memloop::{
-    Kind, ListQuery, Lookup, MemoryById, MemoryUpdate, NewMemory, RememberOptions, SearchHit,
-    SearchQuery, TimeReading,
+    AddMessages, Kind, ListQuery, Lookup, MemoryById, MemoryUpdate, SearchHit, SearchQuery,
+    TimeReading,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use utoipa::IntoParams;
 
 use crate::auth::Tenant;
 use crate::body::{
     check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, timestamp_millis,
-    AddRequest, ForgetParams, ListParams, Message, ScopeFields, SearchRequest, UpdateRequest,
+    AddRequest, ForgetParams, ListParams, ScopeFields, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -49,63 +50,25 @@ pub async fn add(
 ) -> ApiResult {
     let scope = req.scope.in_tenant(&tenant)?;
     let from_list = matches!(req.messages, crate::body::Messages::List(_));
-    let messages = req.messages.into_list()?;
-    for m in &messages {
-        memloop::text::validate_text(&m.content)?;
-    }
-    let expires_at = expiry(&state, req.ttl.as_deref(), req.expires_at)?;
-    let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
-    if !req.infer {
-        let mut memories = raw_memories(
-            messages,
-            from_list,
-            req.kind.unwrap_or_default(),
-            req.metadata.unwrap_or_default(),
-            req.importance,
-        )?;
-        for m in &mut memories {
-            m.expires_at = expires_at;
-            m.valid_from = at;
-        }
-        let memory = state.memory().clone();
-        let written = blocking(move || memory.add_batch(&scope, memories)).await?;
-        return Ok(Json(json!({ "results": written })));
-    }
-    if !messages.iter().any(|m| m.role == "user") {
-        return Err(ApiError::invalid(
-            "infer: true distils facts from user messages and none was given (send infer: false to store text as given)",
-        ));
-    }
-    // The loop's remember for each user message: the configured gate (a
-    // greeting is not distilled), the configured writer, the message before
-    // it as context. Idempotent: the same message in the same session is
-    // the same turn.
+    let messages = req
+        .messages
+        .into_list()?
+        .into_iter()
+        .map(|m| Ok((Role::parse(&m.role)?, m.content)))
+        .collect::<Result<Vec<_>, memloop::Error>>()?;
+    let add = AddMessages {
+        messages,
+        from_list,
+        infer: req.infer,
+        kind: req.kind.unwrap_or_default(),
+        metadata: req.metadata.unwrap_or_default(),
+        importance: req.importance,
+        expires_at: expiry(&state, req.ttl.as_deref(), req.expires_at)?,
+        at: req.timestamp.as_ref().map(timestamp_millis).transpose()?,
+    };
     let lp = state.memory_loop().clone();
-    let (events, notes) = blocking(move || {
-        let mut events = Vec::new();
-        let mut notes = Vec::new();
-        let mut previous: Option<String> = None;
-        for m in messages {
-            if m.role == "user" {
-                let options = RememberOptions {
-                    context: previous.as_deref(),
-                    expires_at,
-                    at,
-                    ..RememberOptions::default()
-                };
-                let r = lp.remember(&scope, &m.content, options)?;
-                if !r.gate.persist {
-                    notes.push(format!("a user message was not kept: {}", r.gate.reason));
-                }
-                events.extend(r.events);
-                notes.extend(r.notes);
-            }
-            previous = Some(m.content);
-        }
-        Ok((events, notes))
-    })
-    .await?;
-    Ok(Json(json!({ "results": events, "notes": notes })))
+    let added = blocking(move || lp.add_messages(&scope, add)).await?;
+    Ok(Json(added.answer()))
 }
 
 /// When memories written now expire: from `ttl` ("30d") or `expires_at`,
@@ -136,38 +99,6 @@ fn plain(e: memloop::Error) -> String {
         memloop::Error::InvalidInput(m) => m,
         other => other.to_string(),
     }
-}
-
-/// `infer: false`: every non-system message becomes one memory. Like Mem0,
-/// a message from a list carries its role in the metadata.
-fn raw_memories(
-    messages: Vec<Message>,
-    from_list: bool,
-    kind: Kind,
-    metadata: Map<String, Value>,
-    importance: Option<f32>,
-) -> Result<Vec<NewMemory>, ApiError> {
-    let memories: Vec<NewMemory> = messages
-        .into_iter()
-        .filter(|m| m.role != "system")
-        .map(|m| {
-            let mut meta = metadata.clone();
-            if from_list {
-                meta.entry("role").or_insert_with(|| Value::String(m.role));
-            }
-            let mut nm = NewMemory::text(m.content)
-                .kind(kind)
-                .metadata(Value::Object(meta));
-            nm.importance = importance;
-            nm
-        })
-        .collect();
-    if memories.is_empty() {
-        return Err(ApiError::invalid(
-            "nothing to add: give at least one message that is not a system message",
-        ));
-    }
-    Ok(memories)
 }
 
 /// Hybrid search (meaning and keywords) in a scope.

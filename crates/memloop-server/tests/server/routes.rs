@@ -242,11 +242,23 @@ async fn infer_runs_the_write_pipeline() {
                 {"role": "assistant", "content": "What should I know about you?"},
                 {"role": "user", "content": "I'm allergic to peanuts and I live in Lisbon."}
             ],
-            "user_id": "alice", "run_id": "s1"
+            "user_id": "alice", "run_id": "s1", "metadata": {"source": "intake", "role": "x", "fact": "x"}
         })),
     )
     .await;
     let results = a.ok()["results"].as_array().unwrap().clone();
+    // The caller's metadata is on everything written; the write's own keys win.
+    for r in &results {
+        let id = r["id"].as_str().unwrap();
+        let got = call(&s.app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
+        let meta = &got.ok()["metadata"];
+        assert_eq!(meta["source"], "intake", "{}", got.text);
+        if r["kind"] == "episode" {
+            assert_eq!(meta["role"], "user", "{}", got.text);
+        } else {
+            assert!(meta["fact"].is_object(), "{}", got.text);
+        }
+    }
     // The episode as said, plus the facts the rules distilled.
     assert!(results.iter().any(|r| r["kind"] == "episode"), "{}", a.text);
     assert!(results.iter().any(|r| r["kind"] == "fact"), "{}", a.text);

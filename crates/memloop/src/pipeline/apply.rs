@@ -17,6 +17,7 @@ pub(super) fn new_memory(fact: &Fact, turn: &TurnToWrite, source: &str) -> NewMe
     if let (Some(obj), false) = (m.metadata.as_object_mut(), fact.entities.is_empty()) {
         obj.insert("entities".into(), fact.entities.clone().into());
     }
+    m.metadata = turn.metadata_with(m.metadata);
     crate::expand::fill_links(&mut m.links, &m.text, &m.metadata);
     for name in &fact.entities {
         m.links

@@ -50,6 +50,9 @@ struct QueuedTurn {
     /// The caller's expiry for what the turn writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     expires_at: Option<i64>,
+    /// The caller's metadata for what the turn writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 fn yes() -> bool {
@@ -117,6 +120,7 @@ impl WritePipeline {
                     reply: turn.distil_reply,
                 },
                 expires_at: turn.expires_at,
+                metadata: turn.metadata.as_ref(),
             };
             let mut report = WriteReport::default();
             match self.facts(memory, &input, &mut report) {
@@ -230,6 +234,7 @@ impl LongTermWriter for WritePipeline {
                     distil_text: turn.distil.text,
                     distil_reply: turn.distil.reply,
                     expires_at: turn.expires_at,
+                    metadata: turn.metadata.cloned(),
                 };
                 let payload = serde_json::to_value(&queued)
                     .map_err(|e| memloop_core::Error::Internal(e.to_string()))?;

@@ -4,6 +4,7 @@
 //! and return the trace of exactly what was done.
 
 mod layers;
+mod messages;
 mod record;
 mod remember;
 mod summary;
@@ -19,6 +20,7 @@ use memloop_rules::gate::{self, GateDecision};
 use serde::{Deserialize, Serialize};
 
 pub use layers::LayerTrace;
+pub use messages::{AddMessages, Added};
 pub use record::{said_at, Exchanged, Recorded};
 pub use remember::{RememberOptions, Remembered};
 pub use summary::fold_summary;
@@ -526,6 +528,7 @@ impl MemoryLoop {
             reply: exchange.reply,
             distil: exchange.distil,
             expires_at: None,
+            metadata: None,
         };
         match self.writer.write(&self.memory, &input) {
             Ok(report) => {

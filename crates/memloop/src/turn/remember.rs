@@ -23,6 +23,8 @@ pub struct RememberOptions<'a> {
     pub context: Option<&'a str>,
     /// When what it writes expires (ms); each kind's default TTL when absent.
     pub expires_at: Option<i64>,
+    /// Stored on everything it writes (under the keys the write sets).
+    pub metadata: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 /// What remembering a message did, and why.
@@ -79,6 +81,7 @@ impl MemoryLoop {
             reply: None,
             distil: Distil::TEXT,
             expires_at: options.expires_at,
+            metadata: options.metadata,
         };
         let report = self.writer.write(&self.memory, &turn)?;
         let logged: Vec<WriteLog> = report.events.iter().map(WriteLog::of).collect();
