@@ -189,7 +189,13 @@ pub struct ServerConfig {
     /// (they are also saved at exit); 0: only at exit and by gc. Never
     /// needed for durability: every write is in the database first.
     pub save_indexes_secs: u64,
+    /// Loop turns kept per tenant for the inspector's Turns view
+    /// (`GET /v1/traces`), in memory; 0 (the default): none.
+    pub trace_ring: usize,
 }
+
+/// The most turns `trace_ring` keeps per tenant.
+pub const MAX_TRACE_RING: usize = 10_000;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -206,6 +212,7 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             log_texts: false,
             save_indexes_secs: 600,
+            trace_ring: 0,
         }
     }
 }
@@ -228,6 +235,7 @@ struct ServerSection {
     allowed_hosts: Option<Vec<String>>,
     log_texts: Option<bool>,
     save_indexes_secs: Option<u64>,
+    trace_ring: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -271,6 +279,14 @@ impl ServerConfig {
         }
         if let Ok(v) = std::env::var("MEMLOOP_LOG_TEXTS") {
             cfg.log_texts = matches!(v.trim(), "1" | "true" | "yes" | "on");
+        }
+        if let Ok(v) = std::env::var("MEMLOOP_TRACE_RING") {
+            let n = v.trim().parse().map_err(|_| {
+                Error::invalid(format!(
+                    "MEMLOOP_TRACE_RING must be a number of turns (0 to {MAX_TRACE_RING}), not {v:?}"
+                ))
+            })?;
+            cfg.set_trace_ring(n)?;
         }
         Ok(cfg)
     }
@@ -320,6 +336,19 @@ impl ServerConfig {
         if let Some(b) = s.log_texts {
             self.log_texts = b;
         }
+        if let Some(n) = s.trace_ring {
+            self.set_trace_ring(n)?;
+        }
+        Ok(())
+    }
+
+    fn set_trace_ring(&mut self, n: usize) -> Result<()> {
+        if n > MAX_TRACE_RING {
+            return Err(Error::invalid(format!(
+                "trace_ring keeps at most {MAX_TRACE_RING} turns per tenant (got {n})"
+            )));
+        }
+        self.trace_ring = n;
         Ok(())
     }
 }

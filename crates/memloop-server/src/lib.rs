@@ -29,6 +29,8 @@ mod routes;
 mod run;
 mod state;
 mod telemetry;
+mod traces;
+mod ui;
 
 pub use auth::Tenant;
 pub use config::{ApiKeys, ServerConfig, DEFAULT_ADDR};

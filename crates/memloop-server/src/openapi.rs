@@ -31,6 +31,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "procedures", description = "The procedural layer: runs of tasks, procedures for planning"),
         (name = "graph", description = "The entity graph: the people, places and things memories name, and their links"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
+        (name = "inspect", description = "What the inspector (/ui) reads besides the routes above: users with counts, recent turns"),
         (name = "mem0", description = "What Mem0's own clients call: the key check, v3 add / search / list, entities")
     )
 )]
@@ -557,3 +558,49 @@ pub struct ProcedureScoresDoc {
 /// Any JSON object.
 #[derive(ToSchema)]
 pub struct Object {}
+
+/// `GET /v1/users`: the tenant's users and agents with memories.
+#[derive(ToSchema)]
+pub struct UsersResponse {
+    count: usize,
+    results: Vec<UserDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct UserDoc {
+    /// The user's (or agent's) id.
+    id: String,
+    /// user or agent.
+    #[schema(rename = "type")]
+    kind: String,
+    /// Current memories.
+    total: i64,
+    /// Current memories by kind: fact, episode, procedure.
+    counts: BTreeMap<String, usize>,
+    /// Sessions on the time axis.
+    sessions: usize,
+    /// The latest write or turn (RFC 3339).
+    last_activity: String,
+}
+
+/// `GET /v1/traces`: the last loop turns of the caller's tenant.
+#[derive(ToSchema)]
+pub struct TracesResponse {
+    /// Whether the server keeps turns (`[server] trace_ring` above 0).
+    enabled: bool,
+    /// Turns kept per tenant.
+    capacity: usize,
+    /// Newest first.
+    results: Vec<TraceEntryDoc>,
+}
+
+#[derive(ToSchema)]
+pub struct TraceEntryDoc {
+    /// turn, context or record.
+    route: String,
+    /// When the route answered (RFC 3339).
+    at: String,
+    /// The turn's trace, as the route answered it.
+    #[schema(value_type = Object)]
+    trace: Value,
+}

@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::traces::TraceRing;
 
 /// The server's shared state. Cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -26,6 +27,7 @@ struct Inner {
     in_flight: Vec<Arc<Semaphore>>,
     metrics: Metrics,
     embedder_ready: AtomicBool,
+    traces: TraceRing,
 }
 
 impl AppState {
@@ -38,6 +40,7 @@ impl AppState {
         let in_flight = (0..config.api_keys.len().max(1))
             .map(|_| Arc::new(Semaphore::new(limit)))
             .collect();
+        let traces = TraceRing::new(config.trace_ring);
         AppState {
             inner: Arc::new(Inner {
                 memory: memory_loop.shared_memory(),
@@ -47,6 +50,7 @@ impl AppState {
                 in_flight,
                 metrics: Metrics::default(),
                 embedder_ready: AtomicBool::new(false),
+                traces,
             }),
         }
     }
@@ -72,6 +76,11 @@ impl AppState {
 
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The last loop turns of each tenant (`GET /v1/traces`).
+    pub(crate) fn traces(&self) -> &TraceRing {
+        &self.inner.traces
     }
 
     pub(crate) fn metrics(&self) -> &Metrics {

@@ -2,6 +2,7 @@
 //! the layers every request passes through.
 
 pub mod graph;
+pub mod inspect;
 pub mod mem0;
 pub mod memories;
 pub mod ops;
@@ -50,6 +51,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(mem0::entities))
         .routes(routes!(mem0::delete_entity))
         .routes(routes!(graph::links))
+        .routes(routes!(inspect::users))
+        .routes(routes!(inspect::traces))
         .split_for_parts()
 }
 
@@ -59,6 +62,7 @@ pub fn build(state: AppState, mcp: Option<Router>) -> Router {
         .to_pretty_json()
         .unwrap_or_else(|e| format!("{{\"error\":\"the document did not serialize: {e}\"}}"));
     let mut router = routes
+        .merge(crate::ui::router())
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .with_state(state.clone());

@@ -45,12 +45,14 @@ pub async fn context(
     let (scope, input) = loop_scope(&tenant, req)?;
     let lp = state.memory_loop().clone();
     let (request, trace) = blocking(move || lp.context(&scope, &input)).await?;
-    Ok(Json(json!({
+    let answer = json!({
         "system": request.system,
         "messages": request.messages,
         "max_tokens": request.max_tokens,
         "trace": trace,
-    })))
+    });
+    keep_trace(&state, &tenant, "context", &answer["trace"]);
+    Ok(Json(answer))
 }
 
 /// One whole turn: recall, assemble, call the configured LLM, write the
@@ -82,9 +84,9 @@ pub async fn turn(
     let (scope, input) = loop_scope(&tenant, req)?;
     let lp = state.memory_loop().clone();
     let outcome = blocking(move || lp.turn(&scope, &input)).await?;
-    Ok(Json(
-        json!({ "reply": outcome.reply, "trace": outcome.trace }),
-    ))
+    let answer = json!({ "reply": outcome.reply, "trace": outcome.trace });
+    keep_trace(&state, &tenant, "turn", &answer["trace"]);
+    Ok(Json(answer))
 }
 
 /// Records an exchange your agent ran with its own model: appends the
@@ -131,5 +133,14 @@ pub async fn record(
         )
     })
     .await?;
-    Ok(Json(recorded.answer()))
+    let answer = recorded.answer();
+    keep_trace(&state, &tenant, "record", &answer["trace"]);
+    Ok(Json(answer))
+}
+
+/// The trace into the tenant's ring for the inspector, when one is kept.
+fn keep_trace(state: &AppState, tenant: &Tenant, route: &'static str, trace: &Value) {
+    if state.traces().enabled() {
+        state.traces().push(&tenant.0, route, trace.clone());
+    }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::*;
 
 /// Every route the router serves.
-const ROUTES: [(&str, &str); 28] = [
+const ROUTES: [(&str, &str); 30] = [
     ("post", "/v1/memories"),
     ("get", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -37,6 +37,8 @@ const ROUTES: [(&str, &str); 28] = [
     ("get", "/v1/entities"),
     ("delete", "/v2/entities/{kind}/{name}"),
     ("get", "/v1/entities/{name}/links"),
+    ("get", "/v1/users"),
+    ("get", "/v1/traces"),
 ];
 
 async fn document(app: &axum::Router) -> Value {
@@ -292,6 +294,14 @@ async fn response_schemas_match_real_responses() {
     );
     let hit = &found.body["results"][0];
     assert_subset(&keys(hit), &named(&doc, "ProcedureHitDoc"), "procedure hit");
+
+    let users = call(app, "GET", "/v1/users", Some(KEY_A), None).await;
+    assert_subset(&keys(users.ok()), &named(&doc, "UsersResponse"), "users");
+    let user = &users.body["results"][0];
+    assert_eq!(user["id"], "alice");
+    assert_subset(&keys(user), &named(&doc, "UserDoc"), "user");
+    let traces = call(app, "GET", "/v1/traces", Some(KEY_A), None).await;
+    assert_subset(&keys(traces.ok()), &named(&doc, "TracesResponse"), "traces");
     assert_subset(
         &keys(&hit["scores"]),
         &named(&doc, "ProcedureScoresDoc"),
