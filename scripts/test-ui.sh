@@ -15,7 +15,13 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
   $sudo apt-get install -y -q chromium >/dev/null 2>&1 ||
     { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q chromium >/dev/null; }
 fi
-cargo build --locked -q -p memloop-cli
+# The memloop binary `cargo test --workspace` builds (its profile optimises
+# the model's forward pass); built here only when it is missing. Not
+# `cargo build`: its profile would replace that binary with a slow one.
+export MEMLOOP_BIN="${MEMLOOP_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}/debug/memloop")}"
+if [ ! -x "$MEMLOOP_BIN" ]; then
+  cargo test --workspace --locked --no-run -q
+fi
 export MEMLOOP_MODEL_DIR="${MEMLOOP_MODEL_DIR:-$PWD/models/all-MiniLM-L6-v2}"
 cd crates/memloop-server/tests/ui
 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error

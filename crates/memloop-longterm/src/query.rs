@@ -217,7 +217,36 @@ impl SearchQuery {
             time: None,
         }
     }
+
+    /// The weights of meaning and keywords in the fusion, as a caller asks
+    /// for them (None: the default): each from 0 to 10, not both 0.
+    pub fn set_weights(&mut self, vector: Option<f32>, keyword: Option<f32>) -> Result<()> {
+        for (name, w) in [("vector_weight", vector), ("keyword_weight", keyword)] {
+            if let Some(w) = w {
+                if !(0.0..=MAX_SIGNAL_WEIGHT).contains(&w) {
+                    return Err(memloop_core::Error::invalid(format!(
+                        "{name} must be between 0 and {MAX_SIGNAL_WEIGHT} (got {w})"
+                    )));
+                }
+            }
+        }
+        let (v, k) = (
+            vector.unwrap_or(self.vector_weight),
+            keyword.unwrap_or(self.keyword_weight),
+        );
+        if v == 0.0 && k == 0.0 {
+            return Err(memloop_core::Error::invalid(
+                "vector_weight and keyword_weight cannot both be 0: nothing would rank the hits",
+            ));
+        }
+        self.vector_weight = v;
+        self.keyword_weight = k;
+        Ok(())
+    }
 }
+
+/// The largest weight a caller may give meaning or keywords.
+pub const MAX_SIGNAL_WEIGHT: f32 = 10.0;
 
 /// A user (or an agent without a user) with current memories.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

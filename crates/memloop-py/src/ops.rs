@@ -245,6 +245,12 @@ struct SearchArgs {
     hops: Option<usize>,
     #[serde(default)]
     rerank: Option<bool>,
+    #[serde(default)]
+    vector_weight: Option<f32>,
+    #[serde(default)]
+    keyword_weight: Option<f32>,
+    #[serde(default)]
+    include_superseded: bool,
 }
 
 fn search(lp: &MemoryLoop, tenant: &str, mut a: SearchArgs) -> Result<Value> {
@@ -254,6 +260,8 @@ fn search(lp: &MemoryLoop, tenant: &str, mut a: SearchArgs) -> Result<Value> {
     q.top_k = check_top_k(a.top_k.unwrap_or(20))?;
     q.filter = filter(a.filters)?;
     q.kinds = a.kinds;
+    q.set_weights(a.vector_weight, a.keyword_weight)?;
+    q.include_superseded = a.include_superseded;
     if let Some(s) = a.min_score {
         if !(0.0..=1.0).contains(&s) {
             return Err(Error::invalid(format!(

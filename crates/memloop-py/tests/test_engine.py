@@ -183,6 +183,12 @@ def test_time_options(memory):
                          now="2024-01-01", time_mode="filter")["results"]
     assert [h["memory"] for h in hits] == ["Lived in Paris"]
     assert memory.search("Berlin", filters={"user_id": "t"}, as_of="2022-01-01")["results"] == []
+    with pytest.raises(memloop.InvalidInput, match="both be 0"):
+        memory.search("Paris", filters={"user_id": "t"}, vector_weight=0, keyword_weight=0)
+    by_keywords = memory.search("Paris", filters={"user_id": "t"}, vector_weight=0)["results"]
+    assert [h["memory"] for h in by_keywords] == ["Lived in Paris"], "only the keyword hit scores"
+    memory.update(by_keywords[0]["id"], text="Lived in Lyon")
+    assert memory.search("Paris", filters={"user_id": "t"}, vector_weight=0)["results"] == []
     sessions = memory.sessions("t")
     assert isinstance(sessions, list)
 

@@ -192,6 +192,16 @@ pub struct SearchRequest {
     /// `[search] hops`); giving it turns expansion on.
     #[serde(default)]
     pub hops: Option<usize>,
+    /// The weight of meaning (the vector signal) in the fusion, 0 to 10
+    /// (default 0.5).
+    #[serde(default)]
+    pub vector_weight: Option<f32>,
+    /// The weight of keywords (BM25) in the fusion, 0 to 10 (default 1).
+    #[serde(default)]
+    pub keyword_weight: Option<f32>,
+    /// Search superseded and deleted memories too.
+    #[serde(default)]
+    pub include_superseded: Option<bool>,
     /// `false`: no reranking for this search, even with `[rerank]`
     /// configured; `true` asks for it (refused when none is configured).
     #[serde(default)]

@@ -153,6 +153,9 @@ class Memory:
         time_mode: Optional[str] = None,
         expand: Optional[bool] = None,
         hops: Optional[int] = None,
+        vector_weight: Optional[float] = None,
+        keyword_weight: Optional[float] = None,
+        include_superseded: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Hybrid search (meaning, keywords, time) in the scope `filters`
@@ -165,7 +168,9 @@ class Memory:
         memloop's per-signal `scores`. `threshold` drops hits whose score
         (0..1, fused) is below it. memloop's own: `kinds`, `as_of` (search
         what was true then), `now` / `reference_date` (the time "last week"
-        is read from), `time_mode`, `expand` / `hops` (entity links).
+        is read from), `time_mode`, `expand` / `hops` (entity links),
+        `vector_weight` / `keyword_weight` (the fusion's weights, 0 to 10),
+        `include_superseded`.
         """
         top_k = kwargs.pop("limit", top_k)
         _reject_kwargs(kwargs, "search")
@@ -191,7 +196,8 @@ class Memory:
         del explain  # every hit carries its per-signal scores
         if top_k == 0:
             return {"results": []}
-        args: dict[str, Any] = {"query": query.strip(), "top_k": top_k}
+        args: dict[str, Any] = {"query": query.strip(), "top_k": top_k,
+                                "include_superseded": include_superseded}
         args["filters"] = _filters(filters)
         if threshold is not None:
             args["min_score"] = float(threshold)
@@ -205,6 +211,8 @@ class Memory:
             ("expand", expand),
             ("hops", hops),
             ("rerank", rerank),
+            ("vector_weight", vector_weight),
+            ("keyword_weight", keyword_weight),
         ):
             if value is not None:
                 args[name] = value

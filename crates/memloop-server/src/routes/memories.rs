@@ -123,6 +123,8 @@ pub async fn search(
     q.top_k = check_top_k("top_k", req.top_k.unwrap_or(10))?;
     q.filter = parse_filter_value(req.filters)?;
     q.kinds = req.kinds;
+    q.set_weights(req.vector_weight, req.keyword_weight)?;
+    q.include_superseded = req.include_superseded.unwrap_or(false);
     if let Some(s) = req.min_score {
         if !(0.0..=1.0).contains(&s) {
             return Err(ApiError::invalid("min_score must be between 0 and 1"));

@@ -230,6 +230,63 @@ async fn infer_gates_each_user_message() {
 }
 
 #[tokio::test]
+async fn search_takes_the_fusion_weights_and_superseded_memories() {
+    let s = server();
+    for text in ["I live in Paris.", "I moved to Berlin."] {
+        let body = json!({"messages": text, "user_id": "alice", "run_id": text});
+        call(&s.app, "POST", "/v1/memories", Some(KEY_A), Some(body))
+            .await
+            .ok();
+    }
+    let search = |extra: Value| {
+        let mut body = json!({"query": "which city does she live in", "user_id": "alice"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        call(
+            &s.app,
+            "POST",
+            "/v1/memories/search",
+            Some(KEY_A),
+            Some(body),
+        )
+    };
+    let texts = |a: &Value| -> Vec<String> {
+        a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["memory"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let now = search(json!({})).await;
+    assert!(!texts(now.ok()).contains(&"User lives in Paris".to_string()));
+    let all = search(json!({"include_superseded": true})).await;
+    assert!(
+        texts(all.ok()).contains(&"User lives in Paris".to_string()),
+        "{}",
+        all.text
+    );
+    // Meaning alone ranks by the vector: every hit's keyword share is gone.
+    let meaning = search(json!({"keyword_weight": 0.0})).await;
+    let keywords = search(json!({"vector_weight": 0.0})).await;
+    let fused = |a: &Value| a["results"][0]["scores"]["fused"].as_f64().unwrap();
+    assert_ne!(fused(meaning.ok()), fused(keywords.ok()));
+    for (bad, word) in [
+        (
+            json!({"vector_weight": 0.0, "keyword_weight": 0.0}),
+            "both be 0",
+        ),
+        (json!({"vector_weight": 11.0}), "between 0 and 10"),
+        (json!({"keyword_weight": -1.0}), "between 0 and 10"),
+    ] {
+        let a = search(bad).await;
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert!(a.text.contains(word), "{}", a.text);
+    }
+}
+
+#[tokio::test]
 async fn infer_runs_the_write_pipeline() {
     let s = server();
     let a = call(

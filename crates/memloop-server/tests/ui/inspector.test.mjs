@@ -170,6 +170,13 @@ test("runs a search and draws each hit's scores", async () => {
   const width = await first.locator("rect[data-signal='vector']").getAttribute("width");
   assert.ok(parseFloat(width) > 0, `vector bar ${width}`);
   assert.match(await first.locator(".bars").innerText(), /final score\s+0\.\d{3}/);
+  const fused = await first.locator("rect[data-signal='fused']").getAttribute("width");
+  // Keywords alone: the weights reach the search.
+  await page.getByLabel("Meaning weight").fill("0");
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.waitForSelector("#hits[data-query*='vector_weight=0'] .hit");
+  const fusedNow = await page.locator("#hits .hit").first().locator("rect[data-signal='fused']").getAttribute("width");
+  assert.notEqual(fusedNow, fused, "a different fusion, a different fused score");
   await page.screenshot({ path: join(SHOTS, "search.png"), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.context().close();

@@ -249,7 +249,10 @@ async function viewSearch(params) {
       <label>Now <input name="now" placeholder="2026-12-01" value="${esc(params.get("now") || "")}"></label>
       <label>Time words <select name="time_mode">${["boost", "filter", "off"].map((m) =>
         `<option${params.get("time_mode") === m ? " selected" : ""}>${m}</option>`).join("")}</select></label>
+      <label>Meaning weight <input name="vector_weight" type="number" min="0" max="10" step="0.1" placeholder="0.5" value="${esc(params.get("vector_weight") || "")}"></label>
+      <label>Keyword weight <input name="keyword_weight" type="number" min="0" max="10" step="0.1" placeholder="1" value="${esc(params.get("keyword_weight") || "")}"></label>
       <label><span>Follow entity links</span><input type="checkbox" name="expand" value="1"${params.get("expand") ? " checked" : ""}></label>
+      <label><span>Superseded too</span><input type="checkbox" name="include_superseded" value="1"${params.get("include_superseded") ? " checked" : ""}></label>
       <button type="submit">Search</button></form>`;
   if (!params.get("user_id") || !params.get("query")) return form;
   const body = {
@@ -257,6 +260,9 @@ async function viewSearch(params) {
     kinds: params.getAll("kinds"), time_mode: params.get("time_mode") || undefined,
     as_of: params.get("as_of") || undefined, now: params.get("now") || undefined,
     expand: params.get("expand") ? true : undefined,
+    include_superseded: params.get("include_superseded") ? true : undefined,
+    vector_weight: params.get("vector_weight") ? Number(params.get("vector_weight")) : undefined,
+    keyword_weight: params.get("keyword_weight") ? Number(params.get("keyword_weight")) : undefined,
   };
   const answer = await api("/v1/memories/search", { method: "POST", body });
   const hits = answer.results.map((h, i) => `<section class="hit" aria-label="Hit ${i + 1}">
@@ -264,7 +270,7 @@ async function viewSearch(params) {
         <span class="muted">${esc(day(h.valid_from))}</span></p>${scoreBars(h)}</section>`).join("");
   const time = answer.time ? `<p class="muted">Time read from the query: “${esc(answer.time.phrase)}”,
     ${esc(day(answer.time.start))} to ${esc(day(answer.time.end))} (${esc(answer.time.mode)}).</p>` : "";
-  return `${form}${time}<div id="hits">${hits || "<p>No hits.</p>"}</div>`;
+  return `${form}${time}<div id="hits" data-query="${esc(location.hash)}">${hits || "<p>No hits.</p>"}</div>`;
 }
 
 async function viewTurns() {
