@@ -34,6 +34,12 @@ pub enum Op {
     Lte,
     In,
     NotIn,
+    /// Mem0's `contains`: a text holding the value, or a list holding it.
+    Contains,
+    /// Mem0's `icontains`: the same, ignoring case.
+    IContains,
+    /// Mem0's wildcard (`{"field": "*"}`): the field has a value.
+    Exists,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -154,6 +160,13 @@ fn too_deep() -> Error {
 }
 
 fn json_condition(field: &str, v: &Value) -> Result<Filter> {
+    if v.as_str() == Some("*") {
+        return Ok(Filter::Cond {
+            field: field.to_string(),
+            op: Op::Exists,
+            value: Value::Null,
+        });
+    }
     let Some(ops) = v.as_object() else {
         return Ok(Filter::Cond {
             field: field.to_string(),
@@ -172,14 +185,19 @@ fn json_condition(field: &str, v: &Value) -> Result<Filter> {
             "lte" => Op::Lte,
             "in" => Op::In,
             "nin" => Op::NotIn,
+            "contains" => Op::Contains,
+            "icontains" => Op::IContains,
             other => {
                 return Err(bad(format!(
-                    "unknown operator {other:?} on {field:?}: use eq, ne, gt, gte, lt, lte, in, nin"
+                    "unknown operator {other:?} on {field:?}: use eq, ne, gt, gte, lt, lte, in, nin, contains, icontains"
                 )))
             }
         };
         if matches!(op, Op::In | Op::NotIn) && !value.is_array() {
             return Err(bad(format!("{name} on {field:?} takes a list")));
+        }
+        if op == Op::IContains && !value.is_string() {
+            return Err(bad(format!("icontains on {field:?} takes a text")));
         }
         conds.push(Filter::Cond {
             field: field.to_string(),
@@ -247,7 +265,7 @@ fn equal(actual: &Value, expected: &Value) -> bool {
 }
 
 fn condition_holds(actual: Option<&Value>, op: Op, expected: &Value) -> bool {
-    let Some(actual) = actual else {
+    let Some(actual) = actual.filter(|v| !v.is_null() || op != Op::Exists) else {
         // A missing field is "not equal" to anything and in no list.
         return matches!(op, Op::Ne | Op::NotIn);
     };
@@ -270,6 +288,24 @@ fn condition_holds(actual: Option<&Value>, op: Op, expected: &Value) -> bool {
             compare(actual, expected),
             Some(Ordering::Less | Ordering::Equal)
         ),
+        Op::Exists => true,
+        Op::Contains => match (actual, expected) {
+            (Value::String(text), Value::String(part)) => text.contains(part.as_str()),
+            (Value::Array(items), _) => items.iter().any(|v| equal(v, expected)),
+            _ => false,
+        },
+        Op::IContains => {
+            let Some(part) = expected.as_str().map(str::to_lowercase) else {
+                return false;
+            };
+            match actual {
+                Value::String(text) => text.to_lowercase().contains(&part),
+                Value::Array(items) => items
+                    .iter()
+                    .any(|v| v.as_str().is_some_and(|t| t.to_lowercase() == part)),
+                _ => false,
+            }
+        }
     }
 }
 
@@ -306,6 +342,9 @@ impl Token {
                     Op::Lte => "<=",
                     Op::In => "IN",
                     Op::NotIn => "NOT IN",
+                    Op::Contains => "contains",
+                    Op::IContains => "icontains",
+                    Op::Exists => "*",
                 }
             ),
             Token::LParen => "'('".into(),

@@ -62,6 +62,28 @@ fn mem0s_not_takes_a_list_none_of_which_may_hold() {
 }
 
 #[test]
+fn mem0s_contains_icontains_and_wildcard() {
+    let r =
+        record(json!({"note": "Loves Sci-Fi films", "tags": ["Movies", "books"], "none": null}));
+    let holds = |v| Filter::from_json(&v).unwrap().matches(&r);
+    assert!(holds(json!({"note": {"contains": "Sci-Fi"}})));
+    assert!(!holds(json!({"note": {"contains": "sci-fi"}})));
+    assert!(holds(json!({"note": {"icontains": "sci-fi"}})));
+    assert!(holds(json!({"tags": {"contains": "books"}})));
+    assert!(!holds(json!({"tags": {"contains": "book"}})));
+    assert!(holds(json!({"tags": {"icontains": "movies"}})));
+    assert!(!holds(json!({"missing": {"contains": "x"}})));
+    assert!(holds(json!({"note": "*"})));
+    assert!(!holds(json!({"missing": "*"})));
+    assert!(!holds(json!({"none": "*"})));
+    assert!(holds(json!({"NOT": [{"missing": "*"}]})));
+    let e = Filter::from_json(&json!({"note": {"icontains": 3}})).unwrap_err();
+    assert!(e.to_string().contains("takes a text"), "{e}");
+    let e = Filter::from_json(&json!({"note": {"like": "x"}})).unwrap_err();
+    assert!(e.to_string().contains("contains, icontains"), "{e}");
+}
+
+#[test]
 fn dates_compare_as_dates() {
     let r = record(json!({"due": "2024-06-01T10:00:00Z"}));
     assert!(Filter::parse("due > 2024-05-31").unwrap().matches(&r));

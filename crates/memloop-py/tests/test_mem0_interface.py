@@ -105,6 +105,10 @@ def test_filters_take_mem0_operators(memory):
         "Ate a bland sandwich", "Hiked Mount Takao"]
     assert found({"user_id": "u", "NOT": [{"topic": "food"}]}) == ["Hiked Mount Takao"]
     assert found({"user_id": "u", "topic": {"ne": "food"}, "rating": {"nin": [1, 2]}}) == ["Hiked Mount Takao"]
+    assert found({"user_id": "u", "topic": {"icontains": "TRAV"}}) == ["Hiked Mount Takao"]
+    assert found({"user_id": "u", "topic": {"contains": "oo"}}) == ["Ate a bland sandwich", "Ate ramen in Tokyo"]
+    assert len(found({"user_id": "u", "rating": "*"})) == 3
+    assert found({"user_id": "u", "mood": "*"}) == []
     listed = memory.get_all(filters={"user_id": "u", "topic": "travel"})["results"]
     assert [r["memory"] for r in listed] == ["Hiked Mount Takao"]
     with pytest.raises(memloop.InvalidInput, match="operator"):
