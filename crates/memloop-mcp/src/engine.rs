@@ -2,7 +2,6 @@
 //! a tool's arguments and the caller's tenant and returns the JSON the tool
 //! answers with. Run on a blocking thread (SQLite, CPU embedding).
 
-use memloop::{said_at, Exchanged};
 use memloop::{
     Config, Error, Filter, Kind, Lookup, Memory, MemoryById, MemoryLoop, NewMemory, ProcedureQuery,
     ProcedureRun, RememberOptions, Result, Scope, SearchQuery,
@@ -209,16 +208,9 @@ impl Engine {
             memloop::check_time("timestamp", at)?;
         }
         let raw: Vec<Value> = a.messages.iter().map(to_json).collect::<Result<_>>()?;
-        let parsed = memloop::procedures::from_messages(&raw)?;
-        let messages = said_at(parsed.messages, at)?;
-        let r = self.lp.record_with_tools(
-            &scope,
-            Exchanged {
-                turn_id: a.turn_id.as_deref(),
-                messages: &messages,
-            },
-            &parsed.tool_calls,
-        )?;
+        let r = self
+            .lp
+            .record_messages(&scope, a.turn_id.as_deref(), &raw, at)?;
         Ok(r.answer())
     }
 }

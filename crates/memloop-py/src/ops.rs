@@ -5,8 +5,8 @@
 
 use memloop::short_term::Role;
 use memloop::{
-    AddMessages, Error, Exchanged, Filter, Kind, ListQuery, Lookup, MemoryById, MemoryLoop,
-    MemoryUpdate, ProcedureQuery, ProcedureRun, Result, Scope, SearchQuery,
+    AddMessages, Error, Filter, Kind, ListQuery, Lookup, MemoryById, MemoryLoop, MemoryUpdate,
+    ProcedureQuery, ProcedureRun, Result, Scope, SearchQuery,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -490,17 +490,8 @@ fn record(lp: &MemoryLoop, tenant: &str, a: RecordArgs) -> Result<Value> {
         .as_ref()
         .map(|v| memloop::time::parse_said_at("timestamp", v))
         .transpose()?;
-    let parsed = memloop::procedures::from_messages(&a.messages)?;
-    let messages = memloop::said_at(parsed.messages, at)?;
     let scope = a.scope.in_tenant(tenant)?;
-    let recorded = lp.record_with_tools(
-        &scope,
-        Exchanged {
-            turn_id: a.turn_id.as_deref(),
-            messages: &messages,
-        },
-        &parsed.tool_calls,
-    )?;
+    let recorded = lp.record_messages(&scope, a.turn_id.as_deref(), &a.messages, at)?;
     Ok(recorded.answer())
 }
 

@@ -4,8 +4,6 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use memloop::procedures::from_messages;
-use memloop::{said_at, Exchanged};
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
@@ -117,22 +115,11 @@ pub async fn record(
         ));
     }
     let at = req.timestamp.as_ref().map(timestamp_millis).transpose()?;
-    let parsed = from_messages(&req.messages)?;
-    let messages = said_at(parsed.messages, at)?;
     let scope = req.scope.in_tenant(&tenant)?;
-    let turn_id = req.turn_id;
     let lp = state.memory_loop().clone();
-    let recorded = blocking(move || {
-        lp.record_with_tools(
-            &scope,
-            Exchanged {
-                turn_id: turn_id.as_deref(),
-                messages: &messages,
-            },
-            &parsed.tool_calls,
-        )
-    })
-    .await?;
+    let recorded =
+        blocking(move || lp.record_messages(&scope, req.turn_id.as_deref(), &req.messages, at))
+            .await?;
     let answer = recorded.answer();
     keep_trace(&state, &tenant, "record", &answer["trace"]);
     Ok(Json(answer))

@@ -103,6 +103,29 @@ impl MemoryLoop {
         self.record_with_tools(scope, exchange, &[])
     }
 
+    /// [`MemoryLoop::record_with_tools`] of an exchange as the front ends
+    /// receive it: messages as JSON, tool calls in OpenAI's or Anthropic's
+    /// shape among them, said at `at` (Unix ms; now when absent). REST,
+    /// MCP and the Python package all record through here.
+    pub fn record_messages(
+        &self,
+        scope: &Scope,
+        turn_id: Option<&str>,
+        messages: &[serde_json::Value],
+        at: Option<i64>,
+    ) -> Result<Recorded> {
+        let parsed = crate::procedures::from_messages(messages)?;
+        let said = said_at(parsed.messages, at)?;
+        self.record_with_tools(
+            scope,
+            Exchanged {
+                turn_id,
+                messages: &said,
+            },
+            &parsed.tool_calls,
+        )
+    }
+
     /// [`MemoryLoop::record`] of an exchange in which the agent called
     /// tools: the calls, in order, are also recorded as a run of the task
     /// the user asked for (the procedural layer, docs/layers.md), whatever
