@@ -13,7 +13,7 @@ pub fn load(config: &Config, command: &str) -> anyhow::Result<Arc<LocalEmbedder>
     load_on(config, command, None)
 }
 
-/// As `load`, its matrix products on `gemm` (None: the fastest kernel, or
+/// As `load`, its matrix products on `gemm` (None: the kernel timed fastest at load, or
 /// the one `MEMLOOP_GEMM` names).
 pub fn load_on(
     config: &Config,

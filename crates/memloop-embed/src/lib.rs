@@ -6,5 +6,8 @@ pub mod local;
 pub mod openai;
 
 pub use coalesce::Coalescing;
-pub use local::{locate_model_dir, GemmPath, LocalEmbedder, GEMM_ENV, MODEL_ID, NOMIC_MODEL_ID};
+pub use local::{
+    kernel_calibration, locate_model_dir, Calibration, GemmPath, KernelTiming, LocalEmbedder,
+    GEMM_ENV, MODEL_ID, NOMIC_MODEL_ID,
+};
 pub use openai::{OpenAiEmbedder, OpenAiEmbedderConfig};

@@ -9,7 +9,9 @@ use common::cosine;
 use std::path::PathBuf;
 
 use memloop_core::Embedder;
-use memloop_embed::{local::model_info, GemmPath, LocalEmbedder, NOMIC_MODEL_ID};
+use memloop_embed::{
+    kernel_calibration, local::model_info, GemmPath, LocalEmbedder, NOMIC_MODEL_ID,
+};
 
 #[derive(serde::Deserialize)]
 struct Fixture {
@@ -73,14 +75,12 @@ fn memories_and_queries_match_the_reference() {
 }
 
 #[test]
-fn the_default_kernel_is_int8_where_the_cpu_has_it() {
-    let want = if GemmPath::Int8.available() && !GemmPath::Amx.available() {
-        GemmPath::Int8
-    } else {
-        GemmPath::best(false)
-    };
+fn the_default_kernel_is_the_one_timed_fastest_and_int8_is_a_candidate() {
+    let calibration = kernel_calibration(&model_dir());
+    let timed: Vec<GemmPath> = calibration.timings.iter().map(|t| t.path).collect();
+    assert_eq!(timed.contains(&GemmPath::Int8), GemmPath::Int8.available());
     if std::env::var_os(memloop_embed::GEMM_ENV).is_none() {
-        assert_eq!(model().gemm(), want);
+        assert_eq!(model().gemm(), calibration.chosen);
     }
 }
 

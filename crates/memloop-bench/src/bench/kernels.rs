@@ -2,7 +2,8 @@
 //! per kernel this machine runs (AMX, AVX-512, AVX2, portable), measured in
 //! interleaved rounds so that load from other processes falls on all of
 //! them alike, with each kernel's ratio to the AVX-512 one (to the portable
-//! one on a CPU without AVX-512).
+//! one on a CPU without AVX-512), and beside them the kernel the embedder
+//! chose at load by timing one layer of each (`kernel_calibration`).
 
 use std::time::Instant;
 
@@ -64,7 +65,29 @@ pub fn bench_kernels(config: &Config, texts: &[String]) -> anyhow::Result<Value>
             v
         })
         .collect();
+    let dir = match &config.embedder {
+        memloop::EmbedderConfig::Local { model_dir, .. } => {
+            memloop::locate_model_dir(model_dir.as_deref())?
+        }
+        _ => anyhow::bail!("memloop bench measures the local embedder"),
+    };
+    let calibration = memloop_embed::kernel_calibration(&dir);
+    let timed: Vec<Value> = calibration
+        .timings
+        .iter()
+        .map(|t| {
+            json!({
+                "kernel": t.path.name(),
+                "query_layer_us": t.query.as_secs_f64() * 1e6,
+                "batch_layer_us": t.batch.as_secs_f64() * 1e6,
+            })
+        })
+        .collect();
     Ok(json!({
+        "chosen_at_load": calibration.chosen.name(),
+        "fixed_order_pick": calibration.incumbent.name(),
+        "calibration": timed,
+        "calibration_ms": calibration.took.as_secs_f64() * 1e3,
         "rounds": ROUNDS,
         "sentences": strs.len(),
         "base": base.map(|b| b.0.name()),
@@ -94,6 +117,20 @@ pub fn print_kernels(out: &Output, v: &Value) {
             ratio("batch32_vs_base"),
             f(k, "single_p50_ms"),
             ratio("single_vs_base")
+        );
+    }
+    println!(
+        "  chosen at load: {} (the fixed order's pick: {}); one layer timed per kernel in {:.0} ms:",
+        v["chosen_at_load"].as_str().unwrap_or("?"),
+        v["fixed_order_pick"].as_str().unwrap_or("?"),
+        f(v, "calibration_ms")
+    );
+    for t in v["calibration"].as_array().into_iter().flatten() {
+        println!(
+            "    {:<10} query rows {:>8.1} µs   batch rows {:>8.1} µs",
+            t["kernel"].as_str().unwrap_or("?"),
+            f(t, "query_layer_us"),
+            f(t, "batch_layer_us")
         );
     }
     if !v["kernels"]

@@ -16,7 +16,7 @@ use memloop_core::{Embedder, EmbedderInfo, Error, Result, MAX_PIECES};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use bert::Bert;
-pub use gemm::{GemmPath, GEMM_ENV};
+pub use gemm::{Calibration, GemmPath, Timing as KernelTiming, GEMM_ENV};
 pub use nomic::MODEL_ID as NOMIC_MODEL_ID;
 
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -111,6 +111,16 @@ pub fn model_info(configured: Option<&Path>) -> EmbedderInfo {
     }
 }
 
+/// The kernels timed for the model in `dir` on this machine and the one
+/// chosen (measured once per process; see `gemm/calibrate.rs`). Only
+/// nomic-embed-text-v1.5 may take the int8 path: it keeps that model within
+/// a cosine of 0.9995 of f32, all-MiniLM-L6-v2 only within 0.9968.
+pub fn kernel_calibration(dir: &Path) -> Calibration {
+    let nomic = holds_nomic(dir);
+    let hidden = if nomic { nomic::DIMENSIONS } else { DIMENSIONS };
+    gemm::calibrate(nomic, hidden)
+}
+
 pub struct LocalEmbedder {
     model_id: &'static str,
     tokenizer: Tokenizer,
@@ -143,11 +153,15 @@ enum Role {
 impl LocalEmbedder {
     /// Loads the model from a folder holding model.safetensors, tokenizer.json
     /// and config.json (all-MiniLM-L6-v2) or model.gguf
-    /// (nomic-embed-text-v1.5), its products on the fastest kernel this machine runs
-    /// for that model or the one `MEMLOOP_GEMM` names (`amx`, `avx512vnni`, `portable`, …).
+    /// (nomic-embed-text-v1.5), its products on the kernel that timed fastest
+    /// on this machine for that model ([`kernel_calibration`]) or the one
+    /// `MEMLOOP_GEMM` names (`amx`, `avx512vnni`, `portable`, …).
     pub fn load(dir: &Path) -> Result<Self> {
-        let chosen = GemmPath::from_env().map_err(Error::InvalidInput)?;
-        Self::load_with_gemm(dir, chosen.unwrap_or(GemmPath::best(holds_nomic(dir))))
+        let gemm = match GemmPath::from_env().map_err(Error::InvalidInput)? {
+            Some(named) => named,
+            None => kernel_calibration(dir).chosen,
+        };
+        Self::load_with_gemm(dir, gemm)
     }
 
     /// Loads the model with its products on `gemm` (see [`GemmPath::all_available`]).

@@ -8,6 +8,8 @@
 //!   AVX512-VNNI dot products, activations rounded to int8 per row;
 //! - `amx`: weights re-laid at load into bfloat16 tiles for the AMX tile unit.
 //!
+//! Which of them a model runs on is timed at load ([`calibrate`]).
+//!
 //! Attention's small per-sentence products always take the portable path;
 //! the element-wise loops run through [`vectorised`].
 #![allow(unsafe_code)]
@@ -16,10 +18,12 @@ mod amx;
 mod avx2;
 mod avx512;
 mod bf16;
+mod calibrate;
 mod int8;
 mod panels;
 mod vector;
 
+pub use calibrate::{calibrate, Calibration, Timing};
 pub use vector::{gelu_in_place, vectorised};
 
 use rayon::prelude::*;
@@ -42,7 +46,7 @@ pub enum GemmPath {
 }
 
 /// The environment variable that picks a path (`amx`, `avx512bf16`, `avx512`, `avx2`, `portable`)
-/// instead of the fastest one the machine has: for A/B runs.
+/// instead of the one timed fastest at load: for A/B runs.
 pub const GEMM_ENV: &str = "MEMLOOP_GEMM";
 
 impl GemmPath {
@@ -69,7 +73,7 @@ impl GemmPath {
         }
     }
 
-    /// Every path this machine runs, fastest first.
+    /// Every path this machine runs, in the fixed order (usually fastest first; see [`calibrate`]).
     pub fn all_available() -> Vec<GemmPath> {
         [
             GemmPath::Amx,
@@ -84,7 +88,7 @@ impl GemmPath {
         .collect()
     }
 
-    /// The path named by `MEMLOOP_GEMM`, None when unset (see [`GemmPath::best`]).
+    /// The path named by `MEMLOOP_GEMM`, None when unset (see [`calibrate`]).
     pub fn from_env() -> std::result::Result<Option<GemmPath>, String> {
         match std::env::var_os(GEMM_ENV) {
             Some(v) => GemmPath::parse(&v.to_string_lossy()),
@@ -108,12 +112,13 @@ impl GemmPath {
         }
     }
 
-    /// The fastest path this machine runs for a model, where `int8` says
+    /// The path a fixed order picks for a model, where `int8` says
     /// whether the int8 path keeps that model's vectors within a cosine of
     /// 0.999 of the f32 ones (nomic-embed-text-v1.5: 0.9995;
     /// all-MiniLM-L6-v2: 0.9968, so it keeps bfloat16). AMX, where the CPU
     /// has it, stays first: its bfloat16 tiles outrun int8 dot products on
-    /// batches.
+    /// batches. Loading starts from this pick and keeps it unless timing
+    /// finds another clearly faster on this core ([`calibrate`]).
     pub fn best(int8: bool) -> GemmPath {
         let paths = GemmPath::all_available();
         if int8 && paths.contains(&GemmPath::Int8) && !paths.contains(&GemmPath::Amx) {
@@ -125,7 +130,7 @@ impl GemmPath {
             .unwrap_or(GemmPath::Portable)
     }
 
-    /// A value of `MEMLOOP_GEMM`: None when blank (the fastest path); an
+    /// A value of `MEMLOOP_GEMM`: None when blank (the path timed fastest); an
     /// error saying which paths this machine runs for an unknown name or a
     /// path it cannot run.
     pub fn parse(value: &str) -> std::result::Result<Option<GemmPath>, String> {
