@@ -73,6 +73,18 @@ impl MemoryUpdate {
     }
 }
 
+/// `n` when it is a count of results one call may ask for (1..=MAX_LIMIT);
+/// otherwise an error naming the argument (`name`) and what it got. REST,
+/// MCP and the Python package check their `top_k`s and limits with it.
+pub fn check_limit(name: &str, n: usize) -> Result<usize> {
+    if n == 0 || n > MAX_LIMIT {
+        return Err(Error::invalid(format!(
+            "{name} must be between 1 and {MAX_LIMIT} (got {n})"
+        )));
+    }
+    Ok(n)
+}
+
 impl SearchQuery {
     /// Weights non-negative and not both zero, `top_k` in 1..=MAX_LIMIT.
     pub fn check(&self) -> Result<()> {
@@ -84,11 +96,7 @@ impl SearchQuery {
                 "search weights must be non-negative and not both zero",
             ));
         }
-        if self.top_k == 0 || self.top_k > MAX_LIMIT {
-            return Err(Error::invalid(format!(
-                "top_k must be between 1 and {MAX_LIMIT}"
-            )));
-        }
+        check_limit("top_k", self.top_k)?;
         if let Some(t) = &self.time {
             t.check()?;
         }

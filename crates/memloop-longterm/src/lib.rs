@@ -77,6 +77,7 @@ pub mod store;
 pub mod upkeep;
 pub mod write;
 
+pub use checks::check_limit;
 pub use graph::GraphStore;
 pub use lookup::{Lookup, RecordStatus};
 pub use outbox::Outbox;

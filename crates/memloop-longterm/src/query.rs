@@ -218,6 +218,18 @@ impl SearchQuery {
         }
     }
 
+    /// The score below which hits are dropped, as a caller asks for it
+    /// under the argument `name`: from 0 to 1.
+    pub fn set_min_score(&mut self, name: &str, min: f32) -> Result<()> {
+        if !(0.0..=1.0).contains(&min) {
+            return Err(memloop_core::Error::invalid(format!(
+                "{name} must be between 0 and 1 (got {min})"
+            )));
+        }
+        self.min_score = min;
+        Ok(())
+    }
+
     /// The weights of meaning and keywords in the fusion, as a caller asks
     /// for them (None: the default): each from 0 to 10, not both 0.
     pub fn set_weights(&mut self, vector: Option<f32>, keyword: Option<f32>) -> Result<()> {

@@ -41,6 +41,17 @@ pub struct SearchArgs {
     /// Drop memories scoring below this (0 to 1).
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// How much meaning counts in the ranking, 0 to 10 (default 0.5).
+    #[serde(default)]
+    pub vector_weight: Option<f32>,
+    /// How much the query's words count in the ranking, 0 to 10 (default
+    /// 1). Not both 0.
+    #[serde(default)]
+    pub keyword_weight: Option<f32>,
+    /// Also search superseded and deleted memories (each says so), to find
+    /// what used to be true.
+    #[serde(default)]
+    pub include_superseded: Option<bool>,
     /// Return each memory's full record (metadata, provenance, every
     /// timestamp, per-signal scores) instead of the compact form: id,
     /// memory, score, kind, date and, when stale, superseded_by.

@@ -41,11 +41,13 @@ impl Engine {
         let scope = a.scope.in_tenant(tenant)?;
         let mut q = SearchQuery::new(scope, a.query);
         if let Some(k) = a.top_k {
-            q.top_k = k;
+            q.top_k = memloop::check_limit("top_k", k)?;
         }
         q.filter = a.filters.as_ref().map(parse_filter).transpose()?;
+        q.set_weights(a.vector_weight, a.keyword_weight)?;
+        q.include_superseded = a.include_superseded.unwrap_or(false);
         if let Some(s) = a.min_score {
-            q.min_score = s;
+            q.set_min_score("min_score", s)?;
         }
         q.as_of = as_of_arg(a.as_of.as_deref())?;
         q.expand = self.memory().expansion_asked(a.expand, a.hops)?;
@@ -304,12 +306,7 @@ impl Engine {
         let scope = a.scope.in_tenant(tenant)?;
         let mut q = ProcedureQuery::new(scope, a.query);
         if let Some(k) = a.top_k {
-            if !(1..=1000).contains(&k) {
-                return Err(Error::invalid(format!(
-                    "top_k must be between 1 and 1000 (got {k})"
-                )));
-            }
-            q.top_k = k;
+            q.top_k = memloop::check_limit("top_k", k)?;
         }
         let hits = self.memory().search_procedures(&q)?;
         let results: Vec<Value> = hits

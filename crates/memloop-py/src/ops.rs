@@ -126,12 +126,7 @@ fn filter(v: Option<Value>) -> Result<Option<Filter>> {
 }
 
 fn check_top_k(n: usize) -> Result<usize> {
-    if !(1..=1000).contains(&n) {
-        return Err(Error::invalid(format!(
-            "top_k must be between 1 and 1000 (got {n})"
-        )));
-    }
-    Ok(n)
+    memloop::check_limit("top_k", n)
 }
 
 fn time_arg(v: Option<&str>, what: &str) -> Result<Option<i64>> {
@@ -263,12 +258,7 @@ fn search(lp: &MemoryLoop, tenant: &str, mut a: SearchArgs) -> Result<Value> {
     q.set_weights(a.vector_weight, a.keyword_weight)?;
     q.include_superseded = a.include_superseded;
     if let Some(s) = a.min_score {
-        if !(0.0..=1.0).contains(&s) {
-            return Err(Error::invalid(format!(
-                "threshold must be between 0 and 1 (got {s})"
-            )));
-        }
-        q.min_score = s;
+        q.set_min_score("threshold", s)?;
     }
     q.as_of = time_arg(a.as_of.as_deref(), "as_of")?;
     q.expand = memory.expansion_asked(a.expand, a.hops)?;

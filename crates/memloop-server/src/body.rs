@@ -12,7 +12,7 @@ use crate::auth::Tenant;
 use crate::error::ApiError;
 
 /// The most results one search or list returns.
-pub const MAX_TOP_K: usize = 1000;
+pub const MAX_TOP_K: usize = memloop::MAX_LIMIT;
 
 /// A memory id from a path, checked before the store is asked: the
 /// library's rule (`validate_memory_id`), answered as a 400.
@@ -385,12 +385,7 @@ fn scope_error(scope: &Scope) -> ApiError {
 }
 
 pub fn check_top_k(name: &str, n: usize) -> Result<usize, ApiError> {
-    if n == 0 || n > MAX_TOP_K {
-        return Err(ApiError::invalid(format!(
-            "{name} must be between 1 and {MAX_TOP_K} (got {n})"
-        )));
-    }
-    Ok(n)
+    memloop::check_limit(name, n).map_err(ApiError::from)
 }
 
 /// The deepest a list may start (`offset`, and `page` × `page_size`):

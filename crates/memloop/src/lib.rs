@@ -81,9 +81,9 @@ pub use memloop_longterm::graph;
 /// The store's traits, to call their methods on `Memory::store()`: `use memloop::prelude::*`.
 pub use memloop_longterm::prelude;
 pub use memloop_longterm::{
-    Decay, Embedded, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, LongTermStore,
-    Lookup, MemoryStore, MemoryUpdate, Outbox, OutboxEntry, RecordStatus, SearchQuery, SessionInfo,
-    Stats, TimeMode, TimeWindow, Upkeep, DEFAULT_TIME_BOOST,
+    check_limit, Decay, Embedded, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery,
+    LongTermStore, Lookup, MemoryStore, MemoryUpdate, Outbox, OutboxEntry, RecordStatus,
+    SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow, Upkeep, DEFAULT_TIME_BOOST, MAX_LIMIT,
 };
 pub use memloop_rules::gate;
 #[cfg(feature = "redis")]

@@ -8,6 +8,7 @@ mod http;
 mod procedures;
 mod record;
 mod scope;
+mod search;
 mod stream;
 mod timeline;
 mod ttl;

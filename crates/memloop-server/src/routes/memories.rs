@@ -126,10 +126,7 @@ pub async fn search(
     q.set_weights(req.vector_weight, req.keyword_weight)?;
     q.include_superseded = req.include_superseded.unwrap_or(false);
     if let Some(s) = req.min_score {
-        if !(0.0..=1.0).contains(&s) {
-            return Err(ApiError::invalid("min_score must be between 0 and 1"));
-        }
-        q.min_score = s;
+        q.set_min_score("min_score", s)?;
     }
     q.as_of = req
         .as_of
