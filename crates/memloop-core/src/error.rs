@@ -48,8 +48,12 @@ pub enum Error {
         stored: String,
         configured: String,
     },
-    #[error("embedding model not found (looked in: {searched}): run `scripts/fetch-model.sh` from the repository, or set MEMLOOP_MODEL_DIR to a folder holding model.safetensors, tokenizer.json and config.json")]
-    ModelMissing { searched: String },
+    #[error("embedding model {model} not found (looked in: {searched}): run `{fetch}` from the repository, or set MEMLOOP_MODEL_DIR to a folder holding it")]
+    ModelMissing {
+        model: String,
+        searched: String,
+        fetch: String,
+    },
     #[error("embedding model at {path} is unusable: {reason}: run scripts/fetch-model.sh again (it checks every file's sha256 and replaces a damaged or truncated one), or set MEMLOOP_MODEL_DIR to a good copy")]
     ModelInvalid { path: PathBuf, reason: String },
     #[error("embedding failed: {0}")]

@@ -7,7 +7,7 @@ pub mod openai;
 
 pub use coalesce::Coalescing;
 pub use local::{
-    kernel_calibration, locate_model_dir, Calibration, GemmPath, KernelTiming, LocalEmbedder,
-    GEMM_ENV, MODEL_ID, NOMIC_MODEL_ID,
+    kernel_calibration, locate_model, locate_model_dir, Calibration, GemmPath, KernelTiming,
+    LocalEmbedder, LocalModel, GEMM_ENV, MODEL_ID, NOMIC_MODEL_ID,
 };
 pub use openai::{OpenAiEmbedder, OpenAiEmbedderConfig};

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 use memloop_core::Embedder;
 use memloop_embed::{
-    kernel_calibration, local::model_info, GemmPath, LocalEmbedder, NOMIC_MODEL_ID,
+    kernel_calibration, local::model_info, locate_model, GemmPath, LocalEmbedder, LocalModel,
+    NOMIC_MODEL_ID,
 };
 
 #[derive(serde::Deserialize)]
@@ -86,7 +87,7 @@ fn the_default_kernel_is_the_one_timed_fastest_and_int8_is_a_candidate() {
 
 #[test]
 fn the_folder_says_which_model_it_holds() {
-    let info = model_info(Some(&model_dir()));
+    let info = model_info(Some(&model_dir()), None);
     assert_eq!(
         (info.model_id.as_str(), info.dimensions),
         (NOMIC_MODEL_ID, 768)
@@ -120,4 +121,22 @@ fn a_folder_whose_model_file_is_not_gguf_is_refused_by_name() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(message.contains("model.gguf"), "{message}");
     assert!(message.contains("not a GGUF file"), "{message}");
+}
+
+#[test]
+fn the_model_is_found_by_its_name_in_the_checkout() {
+    // MEMLOOP_MODEL_DIR, when a test run sets it to all-MiniLM-L6-v2, is
+    // passed over for a model named otherwise.
+    let dir = locate_model(None, Some(LocalModel::Nomic)).unwrap();
+    assert_eq!(LocalModel::held_by(&dir), Some(LocalModel::Nomic));
+    assert!(
+        dir.ends_with("models/nomic-embed-text-v1.5"),
+        "{}",
+        dir.display()
+    );
+    let info = model_info(None, Some(LocalModel::Nomic));
+    assert_eq!(
+        (info.model_id.as_str(), info.dimensions),
+        (NOMIC_MODEL_ID, 768)
+    );
 }

@@ -194,8 +194,13 @@ def test_time_options(memory):
 
 
 def test_errors_map_to_classes():
-    e = memloop.errors.from_code("model_missing", "embedding model not found")
+    small = "embedding model all-MiniLM-L6-v2 not found: run `scripts/fetch-model.sh`"
+    e = memloop.errors.from_code("model_missing", small)
     assert isinstance(e, memloop.ModelMissing) and "python -m memloop fetch-model" in str(e)
+    # fetch-model fetches the small model only: no hint for the other one.
+    nomic = "embedding model nomic not found: run `scripts/fetch-model-nomic.sh`"
+    e = memloop.errors.from_code("model_missing", nomic)
+    assert isinstance(e, memloop.ModelMissing) and "python -m" not in str(e)
     assert isinstance(memloop.errors.from_code("busy", "x"), memloop.Busy)
     assert type(memloop.errors.from_code("storage_error", "x")) is memloop.Error
 

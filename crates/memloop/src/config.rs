@@ -20,8 +20,14 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "provider", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum EmbedderConfig {
-    /// all-MiniLM-L6-v2 in process (the default): no network, no key.
+    /// A local model in process (all-MiniLM-L6-v2 by default): no network,
+    /// no key.
     Local {
+        /// Which local model: "small" (all-MiniLM-L6-v2, the default) or
+        /// "nomic" (nomic-embed-text-v1.5), by these names or the models'
+        /// own; found in its usual folders unless `model_dir` says where.
+        #[serde(default)]
+        model: Option<String>,
         #[serde(default)]
         model_dir: Option<PathBuf>,
         #[serde(default)]
@@ -34,6 +40,7 @@ pub enum EmbedderConfig {
 impl Default for EmbedderConfig {
     fn default() -> Self {
         EmbedderConfig::Local {
+            model: None,
             model_dir: None,
             threads: None,
         }

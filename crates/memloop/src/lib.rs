@@ -74,7 +74,9 @@ pub use memloop_core::{
     NewMemory, Provenance, Result, Scope, SearchHit, SignalScores, WriteResult, MAX_TEXT_BYTES,
 };
 pub use memloop_core::{shown_value, validate_memory_id, MAX_ID_BYTES};
-pub use memloop_embed::{locate_model_dir, LocalEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig};
+pub use memloop_embed::{
+    locate_model, locate_model_dir, LocalEmbedder, LocalModel, OpenAiEmbedder, OpenAiEmbedderConfig,
+};
 pub use memloop_llm::{AnthropicLlm, LlmConfig, OpenAiLlm, Provider};
 pub use memloop_longterm::dump;
 pub use memloop_longterm::graph;

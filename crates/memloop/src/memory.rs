@@ -9,7 +9,7 @@ use memloop_core::{
     validate_memory_id, Embedder, Error, Event, HistoryEntry, Kind, MemoryRecord, NewMemory,
     Result, Scope, WriteResult,
 };
-use memloop_embed::{Coalescing, LocalEmbedder, OpenAiEmbedder};
+use memloop_embed::{Coalescing, LocalEmbedder, LocalModel, OpenAiEmbedder};
 use memloop_longterm::graph::{EntityLinks, Expansion, GraphEntity};
 use memloop_longterm::{
     Embedded, Entity, ForgetReport, ListQuery, LongTermStore, Lookup, MemoryUpdate, RecordStatus,
@@ -77,13 +77,18 @@ pub struct Memory {
 /// together (see `Coalescing`).
 fn build_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
     let embedder: Arc<dyn Embedder> = match cfg {
-        EmbedderConfig::Local { model_dir, threads } => {
+        EmbedderConfig::Local {
+            model,
+            model_dir,
+            threads,
+        } => {
+            let model = model.as_deref().map(LocalModel::parse).transpose()?;
             let (model_dir, threads) = (model_dir.clone(), *threads);
-            let info = memloop_embed::local::model_info(model_dir.as_deref());
+            let info = memloop_embed::local::model_info(model_dir.as_deref(), model);
             Arc::new(LazyEmbedder::new(
                 info,
                 Box::new(move || {
-                    let mut e = LocalEmbedder::locate_and_load(model_dir.as_deref())?;
+                    let mut e = LocalEmbedder::locate_and_load_model(model_dir.as_deref(), model)?;
                     if let Some(t) = threads {
                         e = e.with_threads(t);
                     }

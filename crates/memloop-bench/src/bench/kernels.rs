@@ -65,12 +65,7 @@ pub fn bench_kernels(config: &Config, texts: &[String]) -> anyhow::Result<Value>
             v
         })
         .collect();
-    let dir = match &config.embedder {
-        memloop::EmbedderConfig::Local { model_dir, .. } => {
-            memloop::locate_model_dir(model_dir.as_deref())?
-        }
-        _ => anyhow::bail!("memloop bench measures the local embedder"),
-    };
+    let (dir, _) = crate::local_model::locate(config, "memloop bench")?;
     let calibration = memloop_embed::kernel_calibration(&dir);
     let timed: Vec<Value> = calibration
         .timings

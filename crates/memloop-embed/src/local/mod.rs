@@ -8,6 +8,7 @@ mod bert;
 mod gemm;
 mod gguf;
 mod math;
+mod models;
 mod nomic;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use bert::Bert;
 pub use gemm::{Calibration, GemmPath, Timing as KernelTiming, GEMM_ENV};
+pub use models::LocalModel;
 pub use nomic::MODEL_ID as NOMIC_MODEL_ID;
 
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -37,28 +39,51 @@ const TOKENS_PER_PASS: usize = 512;
 
 const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
-/// Whether `dir` holds a model this embedder loads.
-fn holds_model(dir: &Path) -> bool {
-    REQUIRED_FILES.iter().all(|f| dir.join(f).is_file()) || holds_nomic(dir)
-}
-
 /// Whether `dir` holds nomic-embed-text-v1.5, which is loaded before the
 /// files of all-MiniLM-L6-v2 are looked for.
 fn holds_nomic(dir: &Path) -> bool {
-    dir.join(nomic::FILE).is_file()
+    LocalModel::held_by(dir) == Some(LocalModel::Nomic)
 }
 
-/// Finds the model folder: the given one (config), then `MEMLOOP_MODEL_DIR`,
-/// then `models/all-MiniLM-L6-v2` in the current folder or any folder above it
-/// (a checkout of the repository), then the user cache (`~/.cache/memloop/models`).
+/// Finds the model folder (see [`locate_model`]): the model the given folder
+/// holds, else all-MiniLM-L6-v2.
 pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(p) = configured {
-        candidates.push(p.to_path_buf());
+    locate_model(configured, None)
+}
+
+/// Finds the folder of `model` (None: whichever model an explicit folder
+/// holds, else all-MiniLM-L6-v2): the given folder (config), then
+/// `MEMLOOP_MODEL_DIR`, then `models/<its folder>` in the current folder or
+/// any folder above it (a checkout of the repository) or beside the binary,
+/// then the user cache (`~/.cache/memloop/models/<its folder>`). A
+/// configured folder that holds another model than `model` is refused,
+/// saying so; `MEMLOOP_MODEL_DIR`, a setting of the whole process, is
+/// passed over when it holds another model than the one named.
+pub fn locate_model(configured: Option<&Path>, model: Option<LocalModel>) -> Result<PathBuf> {
+    // (folder, whether the configuration gave it)
+    let explicit: Vec<(PathBuf, bool)> = configured
+        .map(|p| (p.to_path_buf(), true))
+        .into_iter()
+        .chain(std::env::var_os("MEMLOOP_MODEL_DIR").map(|p| (PathBuf::from(p), false)))
+        .collect();
+    for (dir, from_config) in &explicit {
+        match (LocalModel::held_by(dir), model) {
+            (Some(held), Some(wanted)) if held != wanted && !from_config => {}
+            (Some(held), Some(wanted)) if held != wanted => {
+                return Err(Error::invalid(format!(
+                    "the model folder {} holds {}, but [embedder] model asks for {}: \
+                     point model_dir at a folder holding {}, or drop one of the two",
+                    dir.display(),
+                    held.id(),
+                    wanted.id(),
+                    wanted.id()
+                )))
+            }
+            (Some(_), _) => return Ok(dir.clone()),
+            (None, _) => {}
+        }
     }
-    if let Some(p) = std::env::var_os("MEMLOOP_MODEL_DIR") {
-        candidates.push(PathBuf::from(p));
-    }
+    let wanted = model.unwrap_or(LocalModel::Small);
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         roots.extend(cwd.ancestors().map(Path::to_path_buf));
@@ -69,15 +94,19 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
     {
         roots.extend(exe_dir.ancestors().map(Path::to_path_buf));
     }
+    let mut candidates: Vec<PathBuf> = explicit.into_iter().map(|(dir, _)| dir).collect();
     candidates.extend(
         roots
             .into_iter()
-            .map(|r| r.join("models").join(MODEL_DIR_NAME)),
+            .map(|r| r.join("models").join(wanted.folder())),
     );
     if let Some(cache) = dirs::cache_dir() {
-        candidates.push(cache.join("memloop").join("models").join(MODEL_DIR_NAME));
+        candidates.push(cache.join("memloop").join("models").join(wanted.folder()));
     }
-    if let Some(found) = candidates.iter().find(|dir| holds_model(dir)) {
+    if let Some(found) = candidates
+        .iter()
+        .find(|dir| LocalModel::held_by(dir) == Some(wanted))
+    {
         return Ok(found.clone());
     }
     // Report the explicit choices and the usual places, not every ancestor.
@@ -91,23 +120,23 @@ pub fn locate_model_dir(configured: Option<&Path>) -> Result<PathBuf> {
     }
     shown.dedup();
     Err(Error::ModelMissing {
+        model: wanted.id().to_string(),
         searched: shown.join(", "),
+        fetch: wanted.fetch_script().to_string(),
     })
 }
 
-/// What the model `locate_model_dir` finds is, read off its folder
-/// without loading it; all-MiniLM-L6-v2 where none is found (the error
-/// comes when it is first used).
-pub fn model_info(configured: Option<&Path>) -> EmbedderInfo {
-    match locate_model_dir(configured) {
-        Ok(dir) if holds_nomic(&dir) => EmbedderInfo {
-            model_id: nomic::MODEL_ID.to_string(),
-            dimensions: nomic::DIMENSIONS,
-        },
-        _ => EmbedderInfo {
-            model_id: MODEL_ID.to_string(),
-            dimensions: DIMENSIONS,
-        },
+/// What the model [`locate_model`] finds is, read off its folder without
+/// loading it; `model` (all-MiniLM-L6-v2 when None) where none is found
+/// (the error comes when it is first used).
+pub fn model_info(configured: Option<&Path>, model: Option<LocalModel>) -> EmbedderInfo {
+    let found = locate_model(configured, model)
+        .ok()
+        .and_then(|dir| LocalModel::held_by(&dir));
+    let m = found.or(model).unwrap_or(LocalModel::Small);
+    EmbedderInfo {
+        model_id: m.id().to_string(),
+        dimensions: m.dimensions(),
     }
 }
 
@@ -279,6 +308,14 @@ impl LocalEmbedder {
     /// Finds the model (see [`locate_model_dir`]) and loads it.
     pub fn locate_and_load(configured: Option<&Path>) -> Result<Self> {
         Self::load(&locate_model_dir(configured)?)
+    }
+
+    /// Finds `model` (see [`locate_model`]) and loads it.
+    pub fn locate_and_load_model(
+        configured: Option<&Path>,
+        model: Option<LocalModel>,
+    ) -> Result<Self> {
+        Self::load(&locate_model(configured, model)?)
     }
 
     /// The kernel running this model's matrix products.

@@ -13,8 +13,10 @@ use super::gguf::{Gguf, Value};
 pub const MODEL_ID: &str = "nomic-ai/nomic-embed-text-v1.5";
 /// The model's output width.
 pub const DIMENSIONS: usize = 768;
-/// The model's file in its folder (what scripts/fetch-model.sh writes).
+/// The model's file in its folder (what scripts/fetch-model-nomic.sh writes).
 pub const FILE: &str = "model.gguf";
+/// The folder it is fetched into.
+pub const DIR_NAME: &str = "nomic-embed-text-v1.5";
 /// The model reads up to 2,048 tokens, but one vector for so much text
 /// averages a fact away among the rest: windows of 256 tokens, as
 /// all-MiniLM-L6-v2 reads, with longer texts embedded in pieces. On long

@@ -80,11 +80,13 @@ _BY_CODE: dict[str, type[Error]] = {
 }
 
 _FETCH_HINT = " (from Python: python -m memloop fetch-model)"
+# The script whose model `fetch-model` fetches (all-MiniLM-L6-v2's).
+_FETCHES = "scripts/fetch-model.sh"
 
 
 def from_code(code: str, message: str) -> Error:
     """The exception for an engine error `code`."""
     cls = _BY_CODE.get(code, Error)
-    if cls is ModelMissing and _FETCH_HINT not in message:
+    if cls is ModelMissing and _FETCHES in message and _FETCH_HINT not in message:
         message += _FETCH_HINT
     return cls(message, code)

@@ -6,17 +6,50 @@ use memloop::{Config, EmbedderConfig, Memory, NewMemory, Scope, SearchQuery};
 
 fn nomic_config(dir: &std::path::Path) -> Config {
     let mut cfg = Config::default().with_data_dir(dir);
+    // By name: found in the checkout's models/ folder, where
+    // scripts/fetch-model-nomic.sh puts it.
     cfg.embedder = EmbedderConfig::Local {
-        model_dir: Some(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../models/nomic-embed-text-v1.5"
-            )
-            .into(),
-        ),
+        model: Some("nomic".into()),
+        model_dir: None,
         threads: None,
     };
     cfg
+}
+
+#[test]
+fn a_model_name_that_is_not_a_model_or_contradicts_model_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::default().with_data_dir(dir.path());
+    cfg.embedder = EmbedderConfig::Local {
+        model: Some("bge-small".into()),
+        model_dir: None,
+        threads: None,
+    };
+    let Err(e) = Memory::open_with(&cfg) else {
+        panic!("an unknown model name opened a store")
+    };
+    assert!(
+        e.to_string()
+            .contains("use one of: small, all-MiniLM-L6-v2, nomic"),
+        "{e}"
+    );
+    let minilm = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/all-MiniLM-L6-v2");
+    cfg.embedder = EmbedderConfig::Local {
+        model: Some("nomic-embed-text-v1.5".into()),
+        model_dir: Some(minilm.into()),
+        threads: None,
+    };
+    let m = Memory::open_with(&cfg).unwrap();
+    let Err(e) = m.add(&Scope::user("dana"), NewMemory::text("I keep bees")) else {
+        panic!("a folder holding another model was used")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("holds sentence-transformers/all-MiniLM-L6-v2, but [embedder] model asks for nomic-ai/nomic-embed-text-v1.5"),
+        "{e}"
+    );
+    // Nothing was written.
+    assert_eq!(m.stats().unwrap().memories, 0);
 }
 
 #[test]
