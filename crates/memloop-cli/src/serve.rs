@@ -36,7 +36,13 @@ pub fn run(
 fn mcp_mount() -> memloop_server::McpMount {
     Box::new(move |state: &memloop_server::AppState| {
         use memloop_mcp::{HttpOptions, MemoryTools, TenantResolver};
-        let tools = MemoryTools::new(state.memory_loop().clone());
+        // memory_context and memory_record_turn feed the inspector's Turns
+        // view as the REST loop routes do.
+        let keeper = state.clone();
+        let tools =
+            MemoryTools::new(state.memory_loop().clone()).with_trace_sink(std::sync::Arc::new(
+                move |tenant, route, trace| keeper.keep_trace(tenant, route, trace),
+            ));
         let tenant = TenantResolver::new(|parts| {
             parts
                 .extensions

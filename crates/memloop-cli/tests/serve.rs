@@ -112,6 +112,24 @@ fn mcp_answers_the_hosts_the_operator_allowed_and_only_those() {
     }
 }
 
+#[test]
+fn mcp_context_calls_show_in_the_inspectors_turns_as_rest_ones_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "[server]\ntrace_ring = 10\n");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_context","arguments":{"user_id":"ana","session_id":"s1","input":"what do I do for work?"}}}"#;
+    let (status, body) = exchange(&server.addr, "POST", "/mcp", "127.0.0.1", call).unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"result\""), "{body}");
+    let (status, body) = exchange(&server.addr, "GET", "/v1/traces", "127.0.0.1", "").unwrap();
+    assert_eq!(status, 200, "{body}");
+    let traces: serde_json::Value = serde_json::from_str(body.trim()).unwrap();
+    let kept = traces["results"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{traces}");
+    assert_eq!(kept[0]["route"], "context");
+    assert_eq!(kept[0]["trace"]["query"], "what do I do for work?");
+    assert_eq!(kept[0]["trace"]["user_id"], "ana");
+}
+
 /// Every value under memloop's short-term prefix in the real Redis, as text.
 fn redis_contents() -> String {
     let redis = |args: &[&str]| {

@@ -35,7 +35,7 @@ use rmcp::ServiceExt;
 
 pub use crate::http::{http_service, router, HttpOptions, McpHttpService};
 pub use crate::tenant::{McpTenant, TenantResolver};
-pub use crate::tools::MemoryTools;
+pub use crate::tools::{MemoryTools, TraceSink};
 /// The MCP SDK this crate is built on, for callers that need its types.
 pub use rmcp;
 

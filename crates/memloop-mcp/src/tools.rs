@@ -25,8 +25,14 @@ use crate::tenant::TenantResolver;
 pub struct MemoryTools {
     engine: Arc<Engine>,
     tenant: TenantResolver,
+    traces: Option<TraceSink>,
     tool_router: ToolRouter<MemoryTools>,
 }
+
+/// Where the traces of `memory_context` and `memory_record_turn` go, with
+/// the caller's tenant and which of them ran (`context`, `record`): what a
+/// server keeps for its inspector, as it does for its REST loop routes.
+pub type TraceSink = Arc<dyn Fn(&str, &'static str, &Value) + Send + Sync>;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -48,6 +54,7 @@ impl MemoryTools {
         MemoryTools {
             engine: Arc::new(engine),
             tenant: TenantResolver::default(),
+            traces: None,
             tool_router: MemoryTools::tool_router(),
         }
     }
@@ -55,6 +62,12 @@ impl MemoryTools {
     /// How each call's tenant is found (see [`TenantResolver`]).
     pub fn with_tenant(mut self, tenant: TenantResolver) -> MemoryTools {
         self.tenant = tenant;
+        self
+    }
+
+    /// Hands every loop trace these tools answer with to `sink` (see [`TraceSink`]).
+    pub fn with_trace_sink(mut self, sink: TraceSink) -> MemoryTools {
+        self.traces = Some(sink);
         self
     }
 
@@ -71,14 +84,32 @@ impl MemoryTools {
         args: A,
         op: fn(&Engine, &str, A) -> memloop::Result<Value>,
     ) -> ToolResult {
+        self.run_keeping_trace(ext, args, op, None).await
+    }
+
+    /// As `run`; a successful answer's `trace` also goes to the trace sink,
+    /// as from `route`.
+    async fn run_keeping_trace<A: Send + 'static>(
+        &self,
+        ext: &Extensions,
+        args: A,
+        op: fn(&Engine, &str, A) -> memloop::Result<Value>,
+        route: Option<&'static str>,
+    ) -> ToolResult {
         let tenant = match self.tenant.resolve(ext.get::<http::request::Parts>()) {
             Ok(t) => t,
             Err(message) => return Ok(tool_error("unauthorized", &message)),
         };
         let engine = Arc::clone(&self.engine);
-        let joined = tokio::task::spawn_blocking(move || op(&engine, &tenant, args)).await;
+        let caller = tenant.clone();
+        let joined = tokio::task::spawn_blocking(move || op(&engine, &caller, args)).await;
         Ok(match joined {
-            Ok(Ok(value)) => CallToolResult::structured(value),
+            Ok(Ok(value)) => {
+                if let (Some(route), Some(sink)) = (route, &self.traces) {
+                    sink(&tenant, route, &value["trace"]);
+                }
+                CallToolResult::structured(value)
+            }
             Ok(Err(e)) => tool_error(e.code(), &e.to_string()),
             Err(e) => {
                 tracing::error!(error = %e, "an MCP tool call failed inside memloop");
@@ -220,7 +251,8 @@ impl MemoryTools {
         Parameters(a): Parameters<ContextArgs>,
         ext: Extensions,
     ) -> ToolResult {
-        self.run(&ext, a, Engine::context).await
+        self.run_keeping_trace(&ext, a, Engine::context, Some("context"))
+            .await
     }
 
     #[tool(
@@ -237,7 +269,8 @@ impl MemoryTools {
         Parameters(a): Parameters<RecordTurnArgs>,
         ext: Extensions,
     ) -> ToolResult {
-        self.run(&ext, a, Engine::record_turn).await
+        self.run_keeping_trace(&ext, a, Engine::record_turn, Some("record"))
+            .await
     }
 
     #[tool(

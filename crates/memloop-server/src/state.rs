@@ -83,6 +83,16 @@ impl AppState {
         &self.inner.traces
     }
 
+    /// Keeps a loop turn's trace in `tenant`'s ring for the inspector, when
+    /// the server keeps any (`[server] trace_ring`); `route` says what ran
+    /// it (`turn`, `context`, `record`). The REST loop routes call it, and
+    /// `memloop serve` hands it to the MCP tools it mounts at `/mcp`.
+    pub fn keep_trace(&self, tenant: &str, route: &'static str, trace: &serde_json::Value) {
+        if self.traces().enabled() {
+            self.traces().push(tenant, route, trace.clone());
+        }
+    }
+
     pub(crate) fn metrics(&self) -> &Metrics {
         &self.inner.metrics
     }

@@ -179,3 +179,66 @@ async fn search_hits_are_compact_unless_full_is_asked_for() {
     client.cancel().await.unwrap();
     server.await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loop_traces_go_to_the_trace_sink_with_tenant_and_route() {
+    use std::sync::{Arc, Mutex};
+    type Kept = Arc<Mutex<Vec<(String, &'static str, serde_json::Value)>>>;
+    let dir = tempfile::tempdir().unwrap();
+    let kept: Kept = Arc::default();
+    let sink = Arc::clone(&kept);
+    let tools = crate::tools(dir.path()).with_trace_sink(Arc::new(move |tenant, route, trace| {
+        sink.lock()
+            .unwrap()
+            .push((tenant.to_string(), route, trace.clone()));
+    }));
+    let (client, server) = crate::connect_to(tools).await;
+    let c = client.peer();
+    let recorded = ok(
+        c,
+        "memory_record_turn",
+        json!({
+            "user_id": "ana", "session_id": "s1", "turn_id": "t1",
+            "messages": [
+                {"role": "user", "content": "I work as a nurse in Porto."},
+                {"role": "assistant", "content": "Noted."}
+            ]
+        }),
+    )
+    .await;
+    let context = ok(
+        c,
+        "memory_context",
+        json!({"user_id": "ana", "session_id": "s1", "input": "where do I work?"}),
+    )
+    .await;
+    // A search is not a loop turn, and a failed call keeps nothing.
+    ok(
+        c,
+        "memory_search",
+        json!({"user_id": "ana", "query": "work"}),
+    )
+    .await;
+    tool_error(
+        c,
+        "memory_context",
+        json!({"user_id": "", "session_id": "s1", "input": "x"}),
+    )
+    .await;
+    let kept = kept.lock().unwrap().clone();
+    let routes: Vec<&str> = kept.iter().map(|(_, r, _)| *r).collect();
+    assert_eq!(routes, ["record", "context"]);
+    assert!(kept.iter().all(|(t, _, _)| t == "default"));
+    // The same trace the tool answered with (scores compared after the
+    // answer's trip through JSON text would differ in the last digit).
+    for ((_, _, trace), answer) in kept.iter().zip([&recorded, &context]) {
+        assert!(answer["trace"]["turn_id"].is_string(), "{answer}");
+        assert_eq!(trace["turn_id"], answer["trace"]["turn_id"]);
+        assert_eq!(
+            trace["retrieved"].as_array().map(Vec::len),
+            answer["trace"]["retrieved"].as_array().map(Vec::len)
+        );
+    }
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}

@@ -49,7 +49,7 @@ pub async fn context(
         "max_tokens": request.max_tokens,
         "trace": trace,
     });
-    keep_trace(&state, &tenant, "context", &answer["trace"]);
+    state.keep_trace(&tenant.0, "context", &answer["trace"]);
     Ok(Json(answer))
 }
 
@@ -83,7 +83,7 @@ pub async fn turn(
     let lp = state.memory_loop().clone();
     let outcome = blocking(move || lp.turn(&scope, &input)).await?;
     let answer = json!({ "reply": outcome.reply, "trace": outcome.trace });
-    keep_trace(&state, &tenant, "turn", &answer["trace"]);
+    state.keep_trace(&tenant.0, "turn", &answer["trace"]);
     Ok(Json(answer))
 }
 
@@ -121,13 +121,6 @@ pub async fn record(
         blocking(move || lp.record_messages(&scope, req.turn_id.as_deref(), &req.messages, at))
             .await?;
     let answer = recorded.answer();
-    keep_trace(&state, &tenant, "record", &answer["trace"]);
+    state.keep_trace(&tenant.0, "record", &answer["trace"]);
     Ok(Json(answer))
-}
-
-/// The trace into the tenant's ring for the inspector, when one is kept.
-fn keep_trace(state: &AppState, tenant: &Tenant, route: &'static str, trace: &Value) {
-    if state.traces().enabled() {
-        state.traces().push(&tenant.0, route, trace.clone());
-    }
 }
