@@ -103,3 +103,21 @@ impl SearchQuery {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_count_is_checked_and_a_refusal_names_the_argument_and_value() {
+        assert_eq!(check_limit("top_k", 1).unwrap(), 1);
+        assert_eq!(check_limit("top_k", MAX_LIMIT).unwrap(), MAX_LIMIT);
+        assert!(check_limit("top_k", 1001).is_err());
+        assert!(check_limit("top_k", 0).is_err());
+        let e = check_limit("page_size", 5000).unwrap_err().to_string();
+        assert!(
+            e.contains("page_size must be between 1 and 1000 (got 5000)"),
+            "{e}"
+        );
+    }
+}

@@ -125,10 +125,6 @@ fn filter(v: Option<Value>) -> Result<Option<Filter>> {
     }
 }
 
-fn check_top_k(n: usize) -> Result<usize> {
-    memloop::check_limit("top_k", n)
-}
-
 fn time_arg(v: Option<&str>, what: &str) -> Result<Option<i64>> {
     v.map(|s| memloop::parse_reference_time(s, what))
         .transpose()
@@ -252,7 +248,7 @@ fn search(lp: &MemoryLoop, tenant: &str, mut a: SearchArgs) -> Result<Value> {
     let scope = Ids::lifted_from(&mut a.filters)?.in_tenant(tenant)?;
     let memory = lp.memory();
     let mut q = SearchQuery::new(scope, a.query);
-    q.top_k = check_top_k(a.top_k.unwrap_or(20))?;
+    q.top_k = memloop::check_limit("top_k", a.top_k.unwrap_or(20))?;
     q.filter = filter(a.filters)?;
     q.kinds = a.kinds;
     q.set_weights(a.vector_weight, a.keyword_weight)?;
@@ -300,7 +296,7 @@ fn list(lp: &MemoryLoop, tenant: &str, mut a: ListArgs) -> Result<Value> {
         kinds: a.kinds,
         include_superseded: a.include_superseded,
         as_of: None,
-        limit: check_top_k(a.top_k.unwrap_or(20))?,
+        limit: memloop::check_limit("top_k", a.top_k.unwrap_or(20))?,
         offset: a.offset.min(1_000_000_000),
     };
     Ok(json!({ "results": lp.memory().list(&q)? }))
@@ -540,7 +536,7 @@ struct ProcedureSearchArgs {
 fn search_procedures(lp: &MemoryLoop, tenant: &str, a: ProcedureSearchArgs) -> Result<Value> {
     let mut q = ProcedureQuery::new(a.scope.in_tenant(tenant)?, a.query);
     if let Some(k) = a.top_k {
-        q.top_k = check_top_k(k)?;
+        q.top_k = memloop::check_limit("top_k", k)?;
     }
     to_json(&lp.memory().search_procedures(&q)?)
 }

@@ -11,9 +11,6 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 
-/// The most results one search or list returns.
-pub const MAX_TOP_K: usize = memloop::MAX_LIMIT;
-
 /// A memory id from a path, checked before the store is asked: the
 /// library's rule (`validate_memory_id`), answered as a 400.
 pub fn check_id(id: &str) -> Result<(), ApiError> {
@@ -384,17 +381,13 @@ fn scope_error(scope: &Scope) -> ApiError {
     }
 }
 
-pub fn check_top_k(name: &str, n: usize) -> Result<usize, ApiError> {
-    memloop::check_limit(name, n).map_err(ApiError::from)
-}
-
 /// The deepest a list may start (`offset`, and `page` × `page_size`):
 /// far beyond any real scope, and small enough that no arithmetic on it
 /// overflows or reaches SQLite as a negative number.
 pub const MAX_OFFSET: usize = 1_000_000_000;
 
 /// The highest `page` of the Mem0 v3 list.
-pub const MAX_PAGE: usize = MAX_OFFSET / MAX_TOP_K;
+pub const MAX_PAGE: usize = MAX_OFFSET / memloop::MAX_LIMIT;
 
 pub fn check_offset(n: usize) -> Result<usize, ApiError> {
     if n > MAX_OFFSET {
@@ -497,8 +490,6 @@ mod tests {
             .is_some());
         assert!(parse_filter_value(Some(serde_json::json!(3))).is_err());
         assert!(parse_filter_text(Some("topic = ")).is_err());
-        assert!(check_top_k("top_k", 1001).is_err());
-        assert!(check_top_k("top_k", 0).is_err());
     }
 
     #[test]

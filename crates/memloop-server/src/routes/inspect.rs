@@ -97,7 +97,7 @@ pub async fn traces(
     tenant: Tenant,
     ApiQuery(p): ApiQuery<TraceParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let limit = crate::body::check_top_k("limit", p.limit.unwrap_or(50))?;
+    let limit = memloop::check_limit("limit", p.limit.unwrap_or(50))?;
     let ring = state.traces();
     Ok(Json(json!({
         "enabled": ring.enabled(),

@@ -11,9 +11,7 @@ use serde_json::{json, Value};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Tenant;
-use crate::body::{
-    check_top_k, parse_filter_value, AddRequest, ScopeFields, SearchRequest, MAX_PAGE,
-};
+use crate::body::{parse_filter_value, AddRequest, ScopeFields, SearchRequest, MAX_PAGE};
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
     EntitiesAnswer, ErrorBody, MessageResponse, PageResponse, PingResponse, SearchResponse,
@@ -115,7 +113,7 @@ pub async fn list(
     ApiJson(mut req): ApiJson<ListRequest>,
 ) -> ApiResult {
     req.scope.lift_from(&mut req.filters);
-    let size = check_top_k("page_size", page.page_size.unwrap_or(100))?;
+    let size = memloop::check_limit("page_size", page.page_size.unwrap_or(100))?;
     let number = page.page.unwrap_or(1);
     if number == 0 || number > MAX_PAGE {
         return Err(ApiError::invalid(format!(

@@ -15,8 +15,8 @@ use utoipa::IntoParams;
 
 use crate::auth::Tenant;
 use crate::body::{
-    check_id, check_offset, check_top_k, parse_filter_text, parse_filter_value, timestamp_millis,
-    AddRequest, ForgetParams, ListParams, ScopeFields, SearchRequest, UpdateRequest,
+    check_id, check_offset, parse_filter_text, parse_filter_value, timestamp_millis, AddRequest,
+    ForgetParams, ListParams, ScopeFields, SearchRequest, UpdateRequest,
 };
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::{
@@ -120,7 +120,7 @@ pub async fn search(
     req.scope.lift_from(&mut req.filters);
     let scope = req.scope.in_tenant(&tenant)?;
     let mut q = SearchQuery::new(scope, req.query);
-    q.top_k = check_top_k("top_k", req.top_k.unwrap_or(10))?;
+    q.top_k = memloop::check_limit("top_k", req.top_k.unwrap_or(10))?;
     q.filter = parse_filter_value(req.filters)?;
     q.kinds = req.kinds;
     q.set_weights(req.vector_weight, req.keyword_weight)?;
@@ -194,7 +194,7 @@ pub async fn list(
             .collect(),
         include_superseded: p.include_superseded.unwrap_or(false),
         as_of: None,
-        limit: check_top_k("limit", p.limit.unwrap_or(100))?,
+        limit: memloop::check_limit("limit", p.limit.unwrap_or(100))?,
         offset: check_offset(p.offset.unwrap_or(0))?,
     };
     let memory = state.memory().clone();

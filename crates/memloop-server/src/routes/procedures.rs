@@ -7,7 +7,7 @@ use memloop::{ProcedureQuery, ProcedureRun};
 use serde_json::{json, Value};
 
 use crate::auth::Tenant;
-use crate::body::{check_top_k, ProcedureRequest, ProcedureSearchRequest};
+use crate::body::{ProcedureRequest, ProcedureSearchRequest};
 use crate::error::{ApiError, ApiJson};
 use crate::openapi::{ErrorBody, ProcedureSearchResponse, ProcedureWriteResponse};
 use crate::state::{blocking, AppState};
@@ -59,7 +59,7 @@ pub async fn search(
     let scope = req.scope.in_tenant(&tenant)?;
     let mut q = ProcedureQuery::new(scope, req.query);
     if let Some(k) = req.top_k {
-        q.top_k = check_top_k("top_k", k)?;
+        q.top_k = memloop::check_limit("top_k", k)?;
     }
     let memory = state.memory_loop().shared_memory();
     let hits = blocking(move || memory.search_procedures(&q)).await?;
