@@ -199,7 +199,8 @@ fn run(c: &Copy, q: &KeywordQuery<'_>) -> Vec<(i64, f32)> {
 }
 
 /// A row's stored terms: each with its weighted frequency (the text's
-/// occurrences count 1, the context's `context_weight`), the row's
+/// occurrences count 1, the context's `context_weight` × the row's
+/// `context_scale`), the row's
 /// weighted length and its expiry.
 struct Doc {
     terms: Vec<(String, f32)>,
@@ -218,7 +219,7 @@ fn read_docs(
     context_weight: f32,
 ) -> Result<Vec<(i64, Doc)>> {
     let rows = tx.query(
-        "SELECT rid, tsv::text, doc_len, expires_at FROM memories \
+        "SELECT rid, tsv::text, doc_len, expires_at, context_scale FROM memories \
          WHERE partition = $1 AND valid_until IS NULL AND ($2::bigint[] IS NULL OR rid = ANY($2))",
         &[&partition, &rids],
     )?;
@@ -226,6 +227,7 @@ fn read_docs(
         .iter()
         .map(|r| {
             let text: &str = r.get(1);
+            let context_weight = context_weight * r.get::<_, f32>(4);
             let terms = tsvector_counts(text)
                 .into_iter()
                 .map(|(term, a, b)| (term, a as f32 + context_weight * b as f32))

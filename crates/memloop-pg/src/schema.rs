@@ -158,7 +158,38 @@ CREATE TRIGGER memories_keep_stats
         keyword_log(),
         HALF_VECTORS.to_string(),
         graph(),
+        context_bound(),
     ]
+}
+
+/// Version 10: a memory's context weighs at most `CONTEXT_WORDS` in all
+/// (`memloop_longterm::keyword::bounded_context_weight`), as in the
+/// embedded index: each row keeps the share of `context_weight` its
+/// context terms weigh at, and its postings their context frequencies
+/// scaled by it. The rows written before are weighed again here: what
+/// their context weighed is their length less their own terms (counted
+/// from the tsvector's A positions), so neither the context weight they
+/// were written with nor the context's words (a tsvector keeps 256
+/// positions of a lexeme) need be known. Each such update goes through the
+/// statistics trigger, so their postings, lengths and the keyword log
+/// follow.
+fn context_bound() -> String {
+    let bound = f64::from(memloop_longterm::keyword::CONTEXT_WORDS);
+    format!(
+        r#"
+SELECT set_config('memloop.all_tenants', 'on', true);
+ALTER TABLE memories ADD COLUMN context_scale real NOT NULL DEFAULT 1;
+{keep_stats}
+UPDATE memories m SET context_scale = ({bound}::float8 / c.weighed)::real, doc_len = c.own + {bound}::float8
+    FROM (SELECT rid, own, doc_len - own AS weighed
+          FROM (SELECT rid, doc_len::float8,
+                       (SELECT count(*) FROM unnest(tsv) AS x, unnest(x.weights) AS w WHERE w = 'A')::float8 AS own
+                FROM memories WHERE context IS NOT NULL) counted
+          WHERE doc_len - own > {bound}::float8) c
+    WHERE m.rid = c.rid;
+"#,
+        keep_stats = keep_stats(" * NEW.context_scale")
+    )
 }
 
 /// Version 9: the entity graph (graph.rs), as the embedded store keeps it:
@@ -296,7 +327,42 @@ ALTER TABLE keyword_log ENABLE ROW LEVEL SECURITY;
 ALTER TABLE keyword_log FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_wall ON keyword_log USING ({WALL_ONCE}) WITH CHECK ({WALL_ONCE});
 
-CREATE OR REPLACE FUNCTION memloop_keep_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+{keep_stats}CREATE OR REPLACE FUNCTION memloop_forget_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE partition_stats s SET docs = s.docs - g.docs, total_len = s.total_len - g.len,
+                                 version = nextval('memloop_keyword_version')
+        FROM (SELECT partition, count(*) AS docs, sum(doc_len) AS len
+              FROM gone WHERE valid_until IS NULL GROUP BY partition) g
+        WHERE s.partition = g.partition;
+    INSERT INTO keyword_log (partition, version, rid, tenant)
+        SELECT gone.partition, s.version, gone.rid, gone.tenant
+        FROM gone JOIN partition_stats s ON s.partition = gone.partition
+        WHERE gone.valid_until IS NULL;
+    UPDATE term_stats t SET df = t.df - g.n
+        FROM (SELECT gone.partition, x.lexeme AS term, count(*) AS n
+              FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
+              WHERE gone.valid_until IS NULL GROUP BY 1, 2) g
+        WHERE t.partition = g.partition AND t.term = g.term;
+    DELETE FROM postings p
+        USING (SELECT gone.partition, x.lexeme AS term, gone.rid
+               FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
+               WHERE gone.valid_until IS NULL) g
+        WHERE p.partition = g.partition AND p.term = g.term AND p.rid = g.rid;
+    RETURN NULL;
+END $$;
+"#,
+        keep_stats = keep_stats("")
+    )
+}
+
+/// The trigger function that keeps a partition's statistics, postings and
+/// keyword log with its rows (versions 7 and 10). A posting's context
+/// frequency is the count of the row's context positions times
+/// `context_scale` (an SQL suffix: empty before version 10, which added
+/// the column).
+fn keep_stats(context_scale: &str) -> String {
+    format!(
+        r#"CREATE OR REPLACE FUNCTION memloop_keep_stats() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     v bigint;
 BEGIN
@@ -320,7 +386,7 @@ BEGIN
         INSERT INTO postings (partition, term, rid, tenant, tf_text, tf_context, doc_len, expires_at)
             SELECT NEW.partition, x.lexeme, NEW.rid, NEW.tenant,
                    (SELECT count(*) FILTER (WHERE w = 'A') FROM unnest(x.weights) AS w),
-                   (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(x.weights) AS w),
+                   (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(x.weights) AS w){context_scale},
                    NEW.doc_len, NEW.expires_at
             FROM unnest(NEW.tsv) AS x;
     END IF;
@@ -338,29 +404,6 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE OR REPLACE FUNCTION memloop_forget_stats() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE partition_stats s SET docs = s.docs - g.docs, total_len = s.total_len - g.len,
-                                 version = nextval('memloop_keyword_version')
-        FROM (SELECT partition, count(*) AS docs, sum(doc_len) AS len
-              FROM gone WHERE valid_until IS NULL GROUP BY partition) g
-        WHERE s.partition = g.partition;
-    INSERT INTO keyword_log (partition, version, rid, tenant)
-        SELECT gone.partition, s.version, gone.rid, gone.tenant
-        FROM gone JOIN partition_stats s ON s.partition = gone.partition
-        WHERE gone.valid_until IS NULL;
-    UPDATE term_stats t SET df = t.df - g.n
-        FROM (SELECT gone.partition, x.lexeme AS term, count(*) AS n
-              FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
-              WHERE gone.valid_until IS NULL GROUP BY 1, 2) g
-        WHERE t.partition = g.partition AND t.term = g.term;
-    DELETE FROM postings p
-        USING (SELECT gone.partition, x.lexeme AS term, gone.rid
-               FROM gone CROSS JOIN LATERAL unnest(gone.tsv) AS x
-               WHERE gone.valid_until IS NULL) g
-        WHERE p.partition = g.partition AND p.term = g.term AND p.rid = g.rid;
-    RETURN NULL;
-END $$;
 "#
     )
 }

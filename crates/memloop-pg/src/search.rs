@@ -86,12 +86,12 @@ type VectorHits = Vec<(VectorHit, Option<String>)>;
 
 /// BM25 (k1 1.2, b 0.75, as the embedded index) over term frequencies read
 /// from the tsvector, for a search of the past (postings hold the current
-/// rows only): weight A positions count 1, B `$CW`; only the query's
-/// lexemes are weighed.
+/// rows only): weight A positions count 1, B `$CW` × the row's
+/// `context_scale`; only the query's lexemes are weighed.
 const BM25_SUM: &str =
     "sum(q.idf * u.tf * 2.2 / (u.tf + 1.2 * (0.25 + 0.75 * d.doc_len::float8 / st.avgdl)))::real";
 const TF: &str = "CROSS JOIN LATERAL (SELECT x.lexeme, \
-       (SELECT count(*) FILTER (WHERE w = 'A') + $CW::float8 * count(*) FILTER (WHERE w = 'B') \
+       (SELECT count(*) FILTER (WHERE w = 'A') + $CW::float8 * d.context_scale * count(*) FILTER (WHERE w = 'B') \
         FROM unnest(x.weights) AS w)::float8 AS tf \
      FROM unnest(d.tsv) AS x WHERE x.lexeme = ANY($TERMS::text[])) u JOIN q ON q.term = u.lexeme";
 
@@ -128,7 +128,7 @@ const KEYWORD_CURRENT: &str = "WITH st AS (SELECT docs::float8 AS n, greatest(to
 
 fn keyword_past_sql(q: &SearchQuery) -> String {
     format!(
-        "WITH v AS MATERIALIZED (SELECT rid, tsv, doc_len, metadata->>'speaker' AS speaker FROM memories \
+        "WITH v AS MATERIALIZED (SELECT rid, tsv, doc_len, context_scale, metadata->>'speaker' AS speaker FROM memories \
                                  WHERE partition = $PART AND {}), \
          st AS (SELECT count(*)::float8 AS n, greatest(sum(doc_len)::float8 / count(*)::float8, 1.0) AS avgdl \
                 FROM v HAVING count(*) > 0), \

@@ -124,7 +124,7 @@ impl PgStore {
             rules::check_current(&rec, Change::Update, now)?;
             let old_text = rules::apply_update(&mut rec, &change, now);
             if let Some((_, v)) = &change.text {
-                let (tsv, len) = terms::document(
+                let doc = terms::document(
                     self.analyzer(),
                     &rec.text,
                     rec.context.as_deref(),
@@ -132,8 +132,16 @@ impl PgStore {
                 );
                 tx.execute(
                     "UPDATE memories SET text = $1, content_hash = $2, embedding = $3, \
-                     tsv = $4::text::tsvector, doc_len = $5 WHERE rid = $6",
-                    &[&rec.text, &rec.content_hash, &HalfVector::from_f32_slice(v), &tsv, &len, &rid],
+                     tsv = $4::text::tsvector, doc_len = $5, context_scale = $6 WHERE rid = $7",
+                    &[
+                        &rec.text,
+                        &rec.content_hash,
+                        &HalfVector::from_f32_slice(v),
+                        &doc.tsv,
+                        &doc.len,
+                        &doc.context_scale,
+                        &rid,
+                    ],
                 )?;
                 replace_pieces(tx, rid, &change.pieces)?;
                 crate::graph::replace_links(
@@ -495,7 +503,7 @@ pub(crate) fn insert_row(
 ) -> Result<i64> {
     let provenance =
         serde_json::to_value(&r.provenance).map_err(|e| Error::Internal(e.to_string()))?;
-    let (tsv, len) = terms::document(
+    let doc = terms::document(
         store.analyzer(),
         &r.text,
         r.context.as_deref(),
@@ -505,9 +513,9 @@ pub(crate) fn insert_row(
     let row = tx.query_one(
         "INSERT INTO memories (id, partition, tenant, user_id, agent_id, session_id, kind, text, context, metadata, \
          created_at, updated_at, valid_from, valid_until, expires_at, importance, access_count, last_accessed_at, \
-         provenance, content_hash, superseded_by, embedding, tsv, doc_len) \
+         provenance, content_hash, superseded_by, embedding, tsv, doc_len, context_scale) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
-         $23::text::tsvector, $24) RETURNING rid",
+         $23::text::tsvector, $24, $25) RETURNING rid",
         &[
             &r.id,
             &partition,
@@ -531,8 +539,9 @@ pub(crate) fn insert_row(
             &r.content_hash,
             &r.superseded_by,
             &HalfVector::from_f32_slice(v),
-            &tsv,
-            &len,
+            &doc.tsv,
+            &doc.len,
+            &doc.context_scale,
         ],
     )?;
     let rid = row.get(0);

@@ -506,3 +506,83 @@ fn in_memory_keyword_search_follows_other_servers_writes() {
     agree("purged");
     assert!(bm25_hits(reader.as_ref(), &scope, "tea").is_empty());
 }
+
+/// Schema version 10 bounds what a memory's context weighs in all
+/// (`CONTEXT_WORDS`); the rows written before it are weighed again by the
+/// migration, so they score as rows written after it do, in SQL and in
+/// the in-memory keyword index alike.
+#[test]
+fn the_migration_weighs_old_long_contexts_as_new_ones_are() {
+    let pg = Pg::new();
+    let open = |docs: u64| {
+        let options = memloop_pg::PgOptions::default().with_keyword_cache_docs(docs);
+        memloop_pg::open(&pg.url, info(), options).unwrap()
+    };
+    let scope = Scope::user("kim");
+    let store = open(0);
+    let mut beside = NewMemory::text("apple banana");
+    beside.context = Some(format!("{} apple", ["cherry"; 999].join(" ")));
+    store
+        .insert(
+            &scope,
+            vec![(beside, unit(1)), (NewMemory::text("apple"), unit(2))],
+        )
+        .unwrap();
+    let written_after = bm25_hits(store.as_ref(), &scope, "apple cherry");
+    drop(store);
+    let mut c = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    let row = |c: &mut postgres::Client| -> (f32, f32) {
+        let mut tx = c.transaction().unwrap();
+        tx.batch_execute("SELECT set_config('memloop.all_tenants', 'on', true)")
+            .unwrap();
+        let r = tx
+            .query_one(
+                "SELECT m.doc_len, p.tf_context FROM memories m JOIN postings p ON p.rid = m.rid \
+                 WHERE m.text = 'apple banana' AND p.term = 'cherri'",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    // Its 1000 context words weigh CONTEXT_WORDS in all, not 500; the
+    // tsvector keeps 256 of the word's positions.
+    let bound = memloop_longterm::keyword::CONTEXT_WORDS;
+    let scale = bound / 500.0;
+    let new = row(&mut c);
+    assert!((new.0 - (2.0 + bound)).abs() < 1e-3, "length {new:?}");
+    assert!((new.1 - 256.0 * scale).abs() < 1e-3, "{new:?}");
+    // The row as schema version 9 kept it: its context at 0.5 a word (a
+    // length of 502), in its row, its postings and the partition's
+    // statistics, and no context_scale column.
+    c.batch_execute(
+        "SELECT set_config('memloop.all_tenants', 'on', false);
+         ALTER TABLE memories DISABLE TRIGGER memories_keep_stats;
+         UPDATE memories SET doc_len = 502 WHERE text = 'apple banana';
+         ALTER TABLE memories ENABLE TRIGGER memories_keep_stats;
+         UPDATE postings p SET tf_context = p.tf_context / m.context_scale, doc_len = 502
+             FROM memories m WHERE m.rid = p.rid AND m.text = 'apple banana';
+         UPDATE partition_stats SET total_len = 503;
+         ALTER TABLE memories DROP COLUMN context_scale;
+         UPDATE memloop_schema SET version = 9;",
+    )
+    .unwrap();
+    let old = row(&mut c);
+    assert!(
+        old.0 == 502.0 && (old.1 - 256.0).abs() < 1e-2,
+        "the old row: {old:?}"
+    );
+    let (sql, cached) = (open(0), open(1_000_000));
+    let migrated = row(&mut c);
+    assert!(
+        (migrated.0 - new.0).abs() < 1e-3 && (migrated.1 - new.1).abs() < 1e-3,
+        "{migrated:?} against {new:?}"
+    );
+    for store in [sql, cached] {
+        let got = bm25_hits(store.as_ref(), &scope, "apple cherry");
+        assert_eq!(got.len(), written_after.len(), "{got:?}");
+        for ((gi, gs), (wi, ws)) in got.iter().zip(&written_after) {
+            assert_eq!(gi, wi, "{got:?} against {written_after:?}");
+            assert!((gs - ws).abs() < 1e-4, "{got:?} against {written_after:?}");
+        }
+    }
+}

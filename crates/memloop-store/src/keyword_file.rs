@@ -23,9 +23,10 @@ use memloop_longterm::keyword::{KeywordIndex, MAX_SPEAKER_WORDS};
 use crate::fields::Fields;
 
 const MAGIC: &[u8; 8] = b"MLKWIDX\0";
-/// Bumped whenever the layout or the analyser changes: a file of another
-/// version is ignored (and rewritten at the next save).
-const VERSION: u32 = 1;
+/// Bumped whenever the layout, the analyser or the weighing of terms
+/// changes: a file of another version is ignored (and rewritten at the next
+/// save). 2: a long context weighs at most `CONTEXT_WORDS` in all.
+const VERSION: u32 = 2;
 
 /// A restored keyword index, the expiry of its rows, and the log position it reflects.
 pub(crate) struct Saved {

@@ -62,7 +62,7 @@ fn text_ref<'a>(r: &'a rusqlite::Row<'_>, column: usize) -> Result<Option<&'a st
 }
 
 /// Analysed terms as the keyword index takes them.
-fn as_strs(terms: &[String]) -> impl Iterator<Item = &str> {
+fn as_strs(terms: &[String]) -> impl Iterator<Item = &str> + Clone {
     terms.iter().map(String::as_str)
 }
 
@@ -987,7 +987,10 @@ impl EmbeddedStore {
         &self,
         k: &mut KeywordIndex,
         row: i64,
-        (terms, context_terms): (impl Iterator<Item = &'t str>, impl Iterator<Item = &'t str>),
+        (terms, context_terms): (
+            impl Iterator<Item = &'t str>,
+            impl Iterator<Item = &'t str> + Clone,
+        ),
         speaker: Option<&str>,
     ) {
         k.insert_terms(

@@ -53,6 +53,25 @@ const K1: f32 = 1.2;
 const TINY: f32 = f32::MIN_POSITIVE;
 const B: f32 = 0.75;
 
+/// The most a memory's context weighs in all, in words of its own text.
+/// A turn's context is its neighbours, whole: beside a long reply every
+/// neighbour carried the reply's thousand words at half weight, and on
+/// long user–assistant conversations BM25 then ranked those neighbours for
+/// the reply's facts (docs/retrieval.md, "Keyword context bounded by
+/// weight"). Every context word is kept, each at less weight, rather than
+/// cut: a short turn holding a neighbour's first words outranked the
+/// neighbour itself.
+pub const CONTEXT_WORDS: f32 = 64.0;
+
+/// The weight of each of a memory's `words` context terms: `context_weight`,
+/// lowered so that the context weighs at most `CONTEXT_WORDS` in all.
+pub fn bounded_context_weight(context_weight: f32, words: usize) -> f32 {
+    if words == 0 {
+        return context_weight;
+    }
+    context_weight.min(CONTEXT_WORDS / words as f32)
+}
+
 /// Postings hold dense document slots (u32), not rows, so a document's
 /// length and row are read from plain arrays.
 ///
@@ -133,7 +152,8 @@ impl KeywordIndex {
     }
 
     /// Indexes a document: its own terms count 1 each, its context terms
-    /// `context_weight` each (a BM25F-style field weight).
+    /// `context_weight` each (a BM25F-style field weight), bounded by
+    /// `bounded_context_weight`.
     #[cfg(test)]
     pub fn insert(&mut self, row: i64, terms: &[String], context: &[String], context_weight: f32) {
         let (terms, context) = (terms.iter(), context.iter());
@@ -153,10 +173,11 @@ impl KeywordIndex {
         &mut self,
         row: i64,
         terms: impl Iterator<Item = &'t str>,
-        context: impl Iterator<Item = &'t str>,
+        context: impl Iterator<Item = &'t str> + Clone,
         context_weight: f32,
         speaker: Option<&str>,
     ) {
+        let context_weight = bounded_context_weight(context_weight, context.clone().count());
         let weighted = terms
             .map(|t| (t, 1.0))
             .chain(context.map(|t| (t, context_weight)));
@@ -567,6 +588,30 @@ mod tests {
         // A zero weight leaves the context out.
         idx.insert(1, &terms("paris trip"), &terms("museum"), 0.0);
         assert_eq!(idx.search(&terms("museum"), 10, None).len(), 1);
+    }
+
+    #[test]
+    fn a_long_context_weighs_at_most_the_bound_in_all() {
+        assert_eq!(bounded_context_weight(0.5, 0), 0.5);
+        assert_eq!(bounded_context_weight(0.5, 100), 0.5);
+        assert_eq!(bounded_context_weight(0.5, 1000), CONTEXT_WORDS / 1000.0);
+        assert_eq!(bounded_context_weight(0.0, 1000), 0.0);
+        let mut idx = KeywordIndex::default();
+        let reply: Vec<String> = (0..1000).map(|i| format!("w{}", i % 97)).collect();
+        idx.insert(1, &terms("thanks"), &reply, 0.5);
+        idx.insert(2, &terms("thanks again"), &reply[..100], 0.5);
+        let (_, docs) = idx.export();
+        let len = |row: i64| docs.iter().find(|d| d.row == row).map(|d| d.len);
+        // 1000 context words at 0.5 would weigh 500; they weigh 64 in all.
+        assert!((len(1).unwrap() - (1.0 + CONTEXT_WORDS)).abs() < 1e-3);
+        // 100 at 0.5 weigh 50, under the bound: as before.
+        assert!((len(2).unwrap() - 52.0).abs() < 1e-3);
+        // A word of the long context counts at the lowered weight: w0
+        // occurs 11 times in it.
+        let doc = docs.iter().find(|d| d.row == 1).unwrap();
+        let w0 = idx.term_ids["w0"];
+        let tf = doc.terms.iter().find(|t| t.0 == w0).unwrap().1;
+        assert!((tf - 11.0 * CONTEXT_WORDS / 1000.0).abs() < 1e-4, "{tf}");
     }
 
     /// Removing documents (lazily, then compacted) scores every query as

@@ -275,23 +275,27 @@ pub fn search_ranks_keyword_and_vector_matches(b: &dyn Backend) {
 /// same number on both backends, and it follows deletes and expiry: the
 /// PostgreSQL store reads it from postings its trigger keeps, the embedded
 /// one from its in-memory index.
+/// Alice's keyword-only hits for "apple" (as of a time, if given): text and BM25.
+fn apple_bm25(s: &dyn LongTermStore, as_of: Option<i64>) -> Vec<(String, f32)> {
+    let q = SearchQuery {
+        vector_weight: 0.0,
+        as_of,
+        ..SearchQuery::new(alice(), "apple")
+    };
+    s.search(&q, &vector(&q.text))
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.record.text, h.scores.bm25.unwrap_or(-1.0)))
+        .collect()
+}
+
 pub fn keyword_scores_are_bm25_of_the_counted_terms(b: &dyn Backend) {
     let s = b.handle();
     let a = alice();
     let short = text(s.as_ref(), &a, "apple banana");
     text(s.as_ref(), &a, "apple apple cherry");
     text(s.as_ref(), &a, "banana");
-    let bm25 = |s: &dyn LongTermStore| -> Vec<(String, f32)> {
-        let q = SearchQuery {
-            vector_weight: 0.0,
-            ..SearchQuery::new(alice(), "apple")
-        };
-        s.search(&q, &vector(&q.text))
-            .unwrap()
-            .into_iter()
-            .map(|h| (h.record.text, h.scores.bm25.unwrap_or(-1.0)))
-            .collect()
-    };
+    let bm25 = |s: &dyn LongTermStore| apple_bm25(s, None);
     // term score: tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len / avg len)),
     // times ln(1 + (docs - df + 0.5) / (df + 0.5)).
     let idf = |docs: f32, df: f32| (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
@@ -331,6 +335,42 @@ pub fn keyword_scores_are_bm25_of_the_counted_terms(b: &dyn Backend) {
         &bm25(s.as_ref()),
         &[("apple banana", idf(2.0, 1.0) * tf(1.0, 2.0, 1.5))],
     );
+}
+
+/// A context of many words weighs `CONTEXT_WORDS` in all, each word at
+/// less weight (`bounded_context_weight`), in the stored statistics the
+/// current rows are scored from and in the versions a search of the past
+/// reads: a short turn beside a long reply keeps its own words' weight.
+pub fn a_long_context_weighs_at_most_its_bound(b: &dyn Backend) {
+    use memloop_longterm::keyword::CONTEXT_WORDS;
+    let s = b.handle();
+    let a = alice();
+    let mut beside = NewMemory::text("apple banana");
+    beside.context = Some(format!("{} apple", ["cherry"; 999].join(" ")));
+    add(s.as_ref(), &a, beside);
+    text(s.as_ref(), &a, "apple");
+    let bm25 = |as_of: Option<i64>| apple_bm25(s.as_ref(), as_of);
+    let idf = (1.0f32 + 0.5 / 2.5).ln();
+    let tf = |tf: f32, len: f32, avg: f32| tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len / avg));
+    // The 1000 context words weigh CONTEXT_WORDS in all, not 500.
+    let weight = CONTEXT_WORDS / 1000.0;
+    let long = 2.0 + CONTEXT_WORDS;
+    let avg = (long + 1.0) / 2.0;
+    let want = [
+        ("apple", idf * tf(1.0, 1.0, avg)),
+        ("apple banana", idf * tf(1.0 + weight, long, avg)),
+    ];
+    for as_of in [None, Some(now_millis() + 1)] {
+        let got = bm25(as_of);
+        assert_eq!(got.len(), 2, "{got:?}");
+        for ((t, g), (wt, w)) in got.iter().zip(&want) {
+            assert_eq!(t, wt, "as of {as_of:?}: {got:?}");
+            assert!(
+                (g - w).abs() < 1e-4,
+                "as of {as_of:?}: {t}: bm25 {g}, expected {w}"
+            );
+        }
+    }
 }
 
 pub fn search_filters_and_narrowing(b: &dyn Backend) {

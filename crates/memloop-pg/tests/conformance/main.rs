@@ -39,6 +39,7 @@ conformance!(
     list_filters_kinds_and_narrowing,
     search_ranks_keyword_and_vector_matches,
     keyword_scores_are_bm25_of_the_counted_terms,
+    a_long_context_weighs_at_most_its_bound,
     search_filters_and_narrowing,
     supersession_is_single_and_marks_evidence,
     concurrent_supersessions_leave_one_current,
