@@ -271,10 +271,6 @@ pub fn search_ranks_keyword_and_vector_matches(b: &dyn Backend) {
     assert!(search(s.as_ref(), SearchQuery::new(Scope::user("bob"), "cat")).is_empty());
 }
 
-/// The keyword signal is BM25 (k1 1.2, b 0.75) of the counted terms, the
-/// same number on both backends, and it follows deletes and expiry: the
-/// PostgreSQL store reads it from postings its trigger keeps, the embedded
-/// one from its in-memory index.
 /// Alice's keyword-only hits for "apple" (as of a time, if given): text and BM25.
 fn apple_bm25(s: &dyn LongTermStore, as_of: Option<i64>) -> Vec<(String, f32)> {
     let q = SearchQuery {
@@ -289,6 +285,10 @@ fn apple_bm25(s: &dyn LongTermStore, as_of: Option<i64>) -> Vec<(String, f32)> {
         .collect()
 }
 
+/// The keyword signal is BM25 (k1 1.2, b 0.75) of the counted terms, the
+/// same number on both backends, and it follows deletes and expiry: the
+/// PostgreSQL store reads it from postings its trigger keeps, the embedded
+/// one from its in-memory index.
 pub fn keyword_scores_are_bm25_of_the_counted_terms(b: &dyn Backend) {
     let s = b.handle();
     let a = alice();
