@@ -348,9 +348,11 @@ fn retrievals_are_counted_in_memory_and_written_in_batches() {
 }
 
 /// Thousands of pending retrievals reach the database without a write, a
-/// flush or a drop, and well before the idle writer's few seconds: the
-/// background writer is woken for them (the search that filled the batch
-/// no longer writes it inside its own time).
+/// flush or a drop: the store's background writer writes them (the search
+/// that filled the batch does not write it inside its own time). That a
+/// full batch wakes the writer, rather than its clock, is
+/// `memloop_longterm::access`'s unit test: a deadline here short enough to
+/// tell the two apart failed on loaded machines.
 #[test]
 fn a_full_batch_of_retrievals_is_written_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,11 +377,11 @@ fn a_full_batch_of_retrievals_is_written_in_the_background() {
     // first memory's count landing says nothing of the rest's: wait for
     // both ends of the batch.
     let count = |id: &str| b.get("default", id).unwrap().access_count;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while count(ids[0]) == 0 || count(ids[4_000]) == 0 {
         assert!(
             std::time::Instant::now() < deadline,
-            "a full batch was not written within 3 s"
+            "a full batch was not written in the background"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
