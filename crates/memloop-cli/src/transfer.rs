@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use memloop::dump::{
-    DumpHeader, DumpLine, DumpedHistory, RestoreBatch, RestoreReport, FORMAT, VERSION,
+    DumpHeader, DumpLine, DumpedHistory, DumpedLinks, RestoreBatch, RestoreReport, RestoredMemory,
+    FORMAT, VERSION,
 };
 use memloop::{Config, Embedded, Error, Memory, MemoryRecord};
 
@@ -57,7 +58,7 @@ pub fn export(config: &Config, a: ExportArgs) -> anyhow::Result<()> {
 /// Lines read so far and what they wait to become.
 struct Pending<'m> {
     memory: &'m Memory,
-    memories: Vec<(MemoryRecord, Option<Embedded>)>,
+    memories: Vec<(MemoryRecord, Option<Embedded>, DumpedLinks)>,
     history: Vec<Vec<DumpedHistory>>,
     /// The history group still being read (its memory's lines may go on).
     open: Vec<DumpedHistory>,
@@ -71,8 +72,8 @@ impl Pending<'_> {
         let texts: Vec<&str> = self
             .memories
             .iter()
-            .filter(|(_, e)| e.is_none())
-            .map(|(r, _)| r.text.as_str())
+            .filter(|(_, e, _)| e.is_none())
+            .map(|(r, _, _)| r.text.as_str())
             .collect();
         let mut computed = if texts.is_empty() {
             Vec::new()
@@ -81,14 +82,18 @@ impl Pending<'_> {
         }
         .into_iter();
         let mut batch = RestoreBatch::default();
-        for (r, e) in self.memories.drain(..) {
-            let e = match e {
+        for (record, e, links) in self.memories.drain(..) {
+            let embedded = match e {
                 Some(e) => e,
                 None => computed.next().ok_or_else(|| {
                     Error::Internal("the embedder returned too few vectors".into())
                 })?,
             };
-            batch.memories.push((r, e));
+            batch.memories.push(RestoredMemory {
+                record,
+                embedded,
+                links,
+            });
         }
         batch.history = std::mem::take(&mut self.history);
         let done = self.memory.store().restore(&batch)?;
@@ -207,10 +212,11 @@ fn take(
     };
     match line {
         DumpLine::Memory(m) => {
-            let (record, vector) = m.into_record();
+            let (record, vector, links) = m.into_parts();
             memloop::validate_memory_id(&record.id)?;
             record.scope.validate()?;
             memloop::text::validate_text(&record.text)?;
+            links.check()?;
             let vectors = vector.filter(|_| *keep_vectors);
             if let Some(e) = &vectors {
                 std::iter::once(&e.vector)
@@ -219,7 +225,7 @@ fn take(
                 // The piece count, as the store checks it, before the batch.
                 e.check(p.memory.store().embedder())?;
             }
-            p.memories.push((record, vectors));
+            p.memories.push((record, vectors, links));
         }
         DumpLine::History(h) => {
             memloop::validate_memory_id(&h.memory_id)?;

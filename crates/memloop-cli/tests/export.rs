@@ -168,6 +168,17 @@ fn embedded_to_postgres_to_embedded_round_trips_exactly() {
         .collect();
     assert_eq!(pieces.len(), 1, "only the long memory has pieces");
     assert!(pieces[0] >= 1, "{pieces:?}");
+    // The entity graph travels with its memories (the names the rules found).
+    let linked = lines
+        .iter()
+        .filter(|l| l["links"]["mentions"].is_array())
+        .count();
+    assert!(linked >= 3, "{first}");
+    let graph = |dir: &Path, store: Option<&str>| {
+        ["alice", "bob"].map(|u| ok(dir, store, &["entities", "--user", u, "--json"]))
+    };
+    let graph_a = graph(&a, None);
+    assert!(graph_a[1].contains("Bob"), "{graph_a:?}");
 
     let file = tmp.path().join("a.jsonl");
     std::fs::write(&file, &first).unwrap();
@@ -184,6 +195,8 @@ fn embedded_to_postgres_to_embedded_round_trips_exactly() {
     std::fs::write(&file2, &second).unwrap();
     import(&c, None, &file2);
     assert_eq!(ok(&c, None, &["export", "--vectors"]), first);
+    assert_eq!(graph(&pg, Some(&db.url)), graph_a);
+    assert_eq!(graph(&c, None), graph_a);
 
     // Again: nothing is written twice.
     let again = import(&c, None, &file);
@@ -303,4 +316,17 @@ fn a_bad_line_is_refused_by_number_keeping_the_lines_before() {
     let out = memloop(&b, None, &["import", not_json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2:"));
+
+    // Links no write could have stored are refused, saying what is wrong.
+    let mut memory: Value = serde_json::from_str(&lines[1]).unwrap();
+    memory["links"] = serde_json::json!({"mentions": [{"name": " ?! ", "kind": "person"}]});
+    let bad_links = tmp.path().join("links.jsonl");
+    std::fs::write(&bad_links, format!("{}\n{memory}\n", lines[0])).unwrap();
+    let out = memloop(&b, None, &["import", bad_links.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 2:") && err.contains("is not a name"),
+        "{err}"
+    );
 }

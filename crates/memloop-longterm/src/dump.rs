@@ -4,8 +4,9 @@
 //! provenance and (optionally) vectors, so a store moved to another backend
 //! and back is the same store.
 
-use memloop_core::time::millis;
-use memloop_core::{EmbedderInfo, Event, HistoryEntry, MemoryRecord};
+use memloop_core::links::{entity_key, Mention};
+use memloop_core::time::{millis, opt_millis};
+use memloop_core::{EmbedderInfo, Error, Event, HistoryEntry, MemoryRecord, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::Embedded;
@@ -51,20 +52,96 @@ pub struct DumpedMemory {
     /// With `vector`: a long memory's later pieces (none for a short one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pieces: Vec<Vec<f32>>,
+    /// Its part of the entity graph (absent when it links to nothing).
+    #[serde(default, skip_serializing_if = "DumpedLinks::is_empty")]
+    pub links: DumpedLinks,
 }
 
 impl DumpedMemory {
-    /// The record with its `superseded_by` put back, and its vectors when
-    /// the line has them.
-    pub fn into_record(self) -> (MemoryRecord, Option<Embedded>) {
+    /// The record with its `superseded_by` put back, its vectors when the
+    /// line has them, and its links.
+    pub fn into_parts(self) -> (MemoryRecord, Option<Embedded>, DumpedLinks) {
         let mut record = self.record;
         record.superseded_by = self.superseded_by;
         let pieces = self.pieces;
         (
             record,
             self.vector.map(|vector| Embedded { vector, pieces }),
+            self.links,
         )
     }
+}
+
+/// A memory's links as stored: the entities it mentions (with each
+/// entity's name and kind in its partition) and the relations it states,
+/// each with the time it held. Written back as they are: a relation that a
+/// later memory retired stays retired, without the write's reconciling.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DumpedLinks {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<Mention>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<DumpedRelation>,
+}
+
+impl DumpedLinks {
+    pub fn is_empty(&self) -> bool {
+        self.mentions.is_empty() && self.relations.is_empty()
+    }
+
+    /// Refuses links no write could have stored: a name that is empty (as
+    /// an entity key), a relation without a name, or one that ended before
+    /// it began.
+    pub fn check(&self) -> Result<()> {
+        let named = |what: &str, name: &str| {
+            if entity_key(name).is_empty() {
+                Err(Error::invalid(format!(
+                    "links: {what} {name:?} is not a name (it has no letters or digits to key it by)"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        for m in &self.mentions {
+            named("mention", &m.name)?;
+        }
+        for r in &self.relations {
+            named("relation subject", &r.subject)?;
+            named("relation object", &r.object)?;
+            if r.relation.trim().is_empty() {
+                return Err(Error::invalid(
+                    "links: a relation has an empty name: give it one (e.g. \"works_at\")",
+                ));
+            }
+            if r.valid_until.is_some_and(|u| u < r.valid_from) {
+                return Err(Error::invalid(format!(
+                    "links: relation {} {} {} ends before it begins (valid_until < valid_from)",
+                    r.subject, r.relation, r.object
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `subject relation object`, by the entities' names, and when it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DumpedRelation {
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    #[serde(with = "millis")]
+    pub valid_from: i64,
+    #[serde(default, with = "opt_millis", skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<i64>,
+}
+
+/// One memory to write back: as stored, with its vectors and links.
+#[derive(Debug)]
+pub struct RestoredMemory {
+    pub record: MemoryRecord,
+    pub embedded: Embedded,
+    pub links: DumpedLinks,
 }
 
 /// One history entry; a memory's entries are consecutive, oldest first.
@@ -112,7 +189,7 @@ impl DumpedHistory {
 /// whole history of some memories (one group per memory).
 #[derive(Debug, Default)]
 pub struct RestoreBatch {
-    pub memories: Vec<(MemoryRecord, Embedded)>,
+    pub memories: Vec<RestoredMemory>,
     pub history: Vec<Vec<DumpedHistory>>,
 }
 

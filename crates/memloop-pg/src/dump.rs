@@ -47,19 +47,23 @@ impl PgStore {
                             superseded_by,
                             vector,
                             pieces: Vec::new(),
+                            links: Default::default(),
                         };
                         Ok((rid, memory))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                if !vectors {
-                    return Ok(page.into_iter().map(|(_, m)| m).collect());
-                }
                 let rids: Vec<i64> = page.iter().map(|(rid, _)| *rid).collect();
-                let mut pieces = pieces_by_rid(tx, &rids)?;
+                let mut links = crate::graph::dumped_links(tx, &rids)?;
+                let mut pieces = if vectors {
+                    pieces_by_rid(tx, &rids)?
+                } else {
+                    HashMap::new()
+                };
                 Ok(page
                     .into_iter()
                     .map(|(rid, mut m)| {
                         m.pieces = pieces.remove(&rid).unwrap_or_default();
+                        m.links = links.remove(&rid).unwrap_or_default();
                         m
                     })
                     .collect::<Vec<_>>())
@@ -115,13 +119,14 @@ impl PgStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for (r, e) in &batch.memories {
-            e.check(&self.embedder)?;
-            r.scope.partition()?;
+        for m in &batch.memories {
+            m.embedded.check(&self.embedder)?;
+            m.record.scope.partition()?;
         }
         self.tx(Tenancy::All, |tx| {
             let mut report = RestoreReport::default();
-            for (r, e) in &batch.memories {
+            for m in &batch.memories {
+                let r = &m.record;
                 // One importer at a time per id: two imports of one file
                 // race to a skip, not to a unique violation.
                 tx.query(
@@ -135,7 +140,10 @@ impl PgStore {
                     report.memories_present += 1;
                     continue;
                 }
-                insert_row(self, tx, &r.scope.partition()?, r, &e.vector, &e.pieces)?;
+                let partition = r.scope.partition()?;
+                let e = &m.embedded;
+                let rid = insert_row(self, tx, &partition, r, &e.vector, &e.pieces)?;
+                crate::graph::restore_links(tx, (&r.scope.tenant, &partition), rid, &m.links)?;
                 report.memories += 1;
             }
             for group in &batch.history {

@@ -13,8 +13,9 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use memloop_core::links::{entity_key, EntityKind, Links};
+use memloop_core::links::{entity_key, EntityKind, Links, Mention};
 use memloop_core::{MemoryRecord, Result, Scope};
+use memloop_longterm::dump::{DumpedLinks, DumpedRelation};
 use memloop_longterm::graph::{reach, EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
 use postgres::Row;
 
@@ -61,16 +62,7 @@ pub(crate) fn write_links(
         if key.is_empty() || ids.contains_key(&key) {
             continue;
         }
-        // A known kind replaces an unknown one; the update also locks the
-        // row to the commit (see the module's note).
-        let row = tx.query_one(
-            "INSERT INTO entities (partition, tenant, key, name, kind) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (partition, key) DO UPDATE SET kind = CASE \
-                 WHEN entities.kind = 'unknown' THEN EXCLUDED.kind ELSE entities.kind END \
-             RETURNING id",
-            &[&partition, &tenant, &key, &m.name.trim(), &m.kind.as_str()],
-        )?;
-        let id: i64 = row.get(0);
+        let id = entity_id(tx, (tenant, partition), &m.name, m.kind)?;
         ids.insert(key, id);
         tx.execute(
             "INSERT INTO mentions (entity, rid, tenant) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
@@ -103,6 +95,122 @@ pub(crate) fn write_links(
             "INSERT INTO relations (subject, relation, object, rid, tenant, valid_from, valid_until) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
             &[&s, &r.relation, &o, &rid, &tenant, &valid_from, &until],
+        )?;
+    }
+    Ok(())
+}
+
+/// The entity's id in the partition, created on first mention. A known
+/// kind replaces an unknown one; the upsert also locks the row to the
+/// commit (see the module's note).
+fn entity_id(
+    tx: &mut Tx<'_>,
+    (tenant, partition): (&str, &str),
+    name: &str,
+    kind: EntityKind,
+) -> Result<i64> {
+    let row = tx.query_one(
+        "INSERT INTO entities (partition, tenant, key, name, kind) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (partition, key) DO UPDATE SET kind = CASE \
+             WHEN entities.kind = 'unknown' THEN EXCLUDED.kind ELSE entities.kind END \
+         RETURNING id",
+        &[
+            &partition,
+            &tenant,
+            &entity_key(name),
+            &name.trim(),
+            &kind.as_str(),
+        ],
+    )?;
+    Ok(row.get(0))
+}
+
+/// The links of the memories `rids` as a dump holds them, in the embedded
+/// store's order (byte order of the entity keys), two queries in all.
+pub(crate) fn dumped_links(tx: &mut Tx<'_>, rids: &[i64]) -> Result<HashMap<i64, DumpedLinks>> {
+    let mut links: HashMap<i64, DumpedLinks> = HashMap::new();
+    for r in tx.query(
+        "SELECT x.rid, e.name, e.kind FROM mentions x JOIN entities e ON e.id = x.entity \
+         WHERE x.rid = ANY($1) ORDER BY x.rid, e.key COLLATE \"C\"",
+        &[&rids],
+    )? {
+        links.entry(r.get(0)).or_default().mentions.push(Mention {
+            name: r.get(1),
+            kind: EntityKind::parse(r.get(2)),
+        });
+    }
+    for r in tx.query(
+        "SELECT r.rid, s.name, r.relation, o.name, r.valid_from, r.valid_until FROM relations r \
+         JOIN entities s ON s.id = r.subject JOIN entities o ON o.id = r.object \
+         WHERE r.rid = ANY($1) \
+         ORDER BY r.rid, s.key COLLATE \"C\", r.relation COLLATE \"C\", o.key COLLATE \"C\"",
+        &[&rids],
+    )? {
+        links
+            .entry(r.get(0))
+            .or_default()
+            .relations
+            .push(DumpedRelation {
+                subject: r.get(1),
+                relation: r.get(2),
+                object: r.get(3),
+                valid_from: r.get(4),
+                valid_until: r.get(5),
+            });
+    }
+    Ok(links)
+}
+
+/// Writes a restored memory's links back as they were dumped: each
+/// relation with the validity it had, none retired or ended here (the
+/// dump holds what the writes' reconciling left). Entities in key order,
+/// as `write_links` takes them.
+pub(crate) fn restore_links(
+    tx: &mut Tx<'_>,
+    (tenant, partition): (&str, &str),
+    rid: i64,
+    links: &DumpedLinks,
+) -> Result<()> {
+    let mut names: Vec<(&str, EntityKind)> = links
+        .mentions
+        .iter()
+        .map(|m| (m.name.as_str(), m.kind))
+        .chain(links.relations.iter().flat_map(|r| {
+            [
+                (r.subject.as_str(), EntityKind::Unknown),
+                (r.object.as_str(), EntityKind::Unknown),
+            ]
+        }))
+        .collect();
+    names.sort_by_key(|(name, _)| entity_key(name));
+    let mut ids: HashMap<String, i64> = HashMap::new();
+    for (name, kind) in names {
+        let key = entity_key(name);
+        if key.is_empty() || ids.contains_key(&key) {
+            continue;
+        }
+        ids.insert(key, entity_id(tx, (tenant, partition), name, kind)?);
+    }
+    for m in &links.mentions {
+        let Some(id) = ids.get(&entity_key(&m.name)) else {
+            continue;
+        };
+        tx.execute(
+            "INSERT INTO mentions (entity, rid, tenant) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[id, &rid, &tenant],
+        )?;
+    }
+    for r in &links.relations {
+        let (Some(s), Some(o)) = (
+            ids.get(&entity_key(&r.subject)),
+            ids.get(&entity_key(&r.object)),
+        ) else {
+            continue;
+        };
+        tx.execute(
+            "INSERT INTO relations (subject, relation, object, rid, tenant, valid_from, valid_until) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+            &[s, &r.relation, o, &rid, &tenant, &r.valid_from, &r.valid_until],
         )?;
     }
     Ok(())

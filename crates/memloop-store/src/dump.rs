@@ -1,9 +1,10 @@
 //! Export and import (`memloop_longterm::dump`): rows read and written as
 //! they are, in pages, so a dump of a large store never sits in memory.
 
-use memloop_core::{MemoryRecord, Result};
+use memloop_core::Result;
 use memloop_longterm::dump::{
-    history_of_user, DumpLine, DumpedHistory, DumpedMemory, RestoreBatch, RestoreReport,
+    history_of_user, DumpLine, DumpedHistory, DumpedLinks, DumpedMemory, RestoreBatch,
+    RestoreReport,
 };
 use rusqlite::{params, OptionalExtension};
 
@@ -27,27 +28,21 @@ impl EmbeddedStore {
         let mut after = String::new();
         loop {
             let page = self.memory_page(user, &after)?;
-            let Some((last, _, _)) = page.last() else {
+            let Some((last, _)) = page.last() else {
                 break;
             };
-            after = last.id.clone();
-            for (record, superseded_by, blob) in page {
+            after = last.record.id.clone();
+            for (mut memory, blob) in page {
                 // The row holds the first vector, then the pieces.
-                let (vector, pieces) = if vectors {
+                if vectors {
                     let all = blob_to_vector(&blob);
                     let mut each = all
                         .chunks(self.embedder.dimensions.max(1))
                         .map(<[f32]>::to_vec);
-                    (each.next(), each.collect())
-                } else {
-                    (None, Vec::new())
-                };
-                out(DumpLine::Memory(Box::new(DumpedMemory {
-                    record,
-                    superseded_by,
-                    vector,
-                    pieces,
-                })))?;
+                    memory.vector = each.next();
+                    memory.pieces = each.collect();
+                }
+                out(DumpLine::Memory(Box::new(memory)))?;
             }
         }
         let mut cursor = (String::new(), 0i64);
@@ -66,12 +61,10 @@ impl EmbeddedStore {
         Ok(())
     }
 
-    #[allow(clippy::type_complexity)]
-    fn memory_page(
-        &self,
-        user: Option<&str>,
-        after: &str,
-    ) -> Result<Vec<(MemoryRecord, Option<String>, Vec<u8>)>> {
+    /// A page of memories after `after`, with their links and stored
+    /// vectors (the blob), read under one connection and released before
+    /// the lines are written out.
+    fn memory_page(&self, user: Option<&str>, after: &str) -> Result<Vec<(DumpedMemory, Vec<u8>)>> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -81,12 +74,26 @@ impl EmbeddedStore {
             .map_err(sql_err)?;
         let rows = stmt
             .query_map(params![after, user, PAGE], |r| {
-                let (_, mut rec) = record_from_row(r)?;
-                let superseded_by = rec.superseded_by.take();
-                Ok((rec, superseded_by, r.get::<_, Vec<u8>>(21)?))
+                let (row, mut record) = record_from_row(r)?;
+                let superseded_by = record.superseded_by.take();
+                let memory = DumpedMemory {
+                    record,
+                    superseded_by,
+                    vector: None,
+                    pieces: Vec::new(),
+                    links: DumpedLinks::default(),
+                };
+                Ok((row, memory, r.get::<_, Vec<u8>>(21)?))
             })
+            .map_err(sql_err)?
+            .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(sql_err)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)
+        rows.into_iter()
+            .map(|(row, mut memory, blob)| {
+                memory.links = crate::graph::dumped_links(&conn, row)?;
+                Ok((memory, blob))
+            })
+            .collect()
     }
 
     fn history_page(&self, after: &(String, i64)) -> Result<Vec<(i64, DumpedHistory)>> {
@@ -107,16 +114,17 @@ impl EmbeddedStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for (r, e) in &batch.memories {
-            e.check(&self.embedder)?;
-            r.scope.partition()?;
+        for m in &batch.memories {
+            m.embedded.check(&self.embedder)?;
+            m.record.scope.partition()?;
         }
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut report = RestoreReport::default();
         // Rows written per partition, whose indexes catch up after the commit.
         let mut written: std::collections::BTreeMap<String, usize> = Default::default();
-        for (r, e) in &batch.memories {
+        for m in &batch.memories {
+            let r = &m.record;
             let stored = tx
                 .query_row("SELECT 1 FROM memories WHERE id = ?1", [&r.id], |_| Ok(()))
                 .optional()
@@ -126,7 +134,9 @@ impl EmbeddedStore {
                 continue;
             }
             let partition = r.scope.partition()?;
+            let e = &m.embedded;
             let row = insert_row(&tx, &partition, r, &with_pieces(&e.vector, &e.pieces))?;
+            crate::graph::restore_links(&tx, &partition, row, &m.links)?;
             log_change(&tx, &partition, row)?;
             report.memories += 1;
             *written.entry(partition).or_default() += 1;

@@ -11,8 +11,9 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use memloop_core::links::{entity_key, EntityKind, Links};
+use memloop_core::links::{entity_key, EntityKind, Links, Mention};
 use memloop_core::{MemoryRecord, Result, Scope};
+use memloop_longterm::dump::{DumpedLinks, DumpedRelation};
 use memloop_longterm::graph::{reach, EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
@@ -94,6 +95,79 @@ pub(crate) fn write_links(
         )
         .map_err(sql_err)?
         .execute(params![s, r.relation, o, row, valid_from, until])
+        .map_err(sql_err)?;
+    }
+    Ok(())
+}
+
+/// A memory's links as a dump holds them: mentions by entity key,
+/// relations by their ends' keys (the order every backend dumps in).
+pub(crate) fn dumped_links(conn: &Connection, row: i64) -> Result<DumpedLinks> {
+    let mentions = conn
+        .prepare_cached(
+            "SELECT e.name, e.kind FROM mentions x JOIN entities e ON e.id = x.entity \
+             WHERE x.memory_row = ?1 ORDER BY e.key",
+        )
+        .map_err(sql_err)?
+        .query_map([row], |r| {
+            Ok(Mention {
+                name: r.get(0)?,
+                kind: EntityKind::parse(&r.get::<_, String>(1)?),
+            })
+        })
+        .map_err(sql_err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql_err)?;
+    let relations = conn
+        .prepare_cached(
+            "SELECT s.name, r.relation, o.name, r.valid_from, r.valid_until FROM relations r \
+             JOIN entities s ON s.id = r.subject JOIN entities o ON o.id = r.object \
+             WHERE r.memory_row = ?1 ORDER BY s.key, r.relation, o.key",
+        )
+        .map_err(sql_err)?
+        .query_map([row], |r| {
+            Ok(DumpedRelation {
+                subject: r.get(0)?,
+                relation: r.get(1)?,
+                object: r.get(2)?,
+                valid_from: r.get(3)?,
+                valid_until: r.get(4)?,
+            })
+        })
+        .map_err(sql_err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql_err)?;
+    Ok(DumpedLinks {
+        mentions,
+        relations,
+    })
+}
+
+/// Writes a restored memory's links back as they were dumped: each
+/// relation with the validity it had, none retired or ended here (the
+/// dump holds what the writes' reconciling left).
+pub(crate) fn restore_links(
+    tx: &Transaction<'_>,
+    partition: &str,
+    row: i64,
+    links: &DumpedLinks,
+) -> Result<()> {
+    for m in &links.mentions {
+        let id = entity_id(tx, partition, &m.name, m.kind)?;
+        tx.prepare_cached("INSERT OR IGNORE INTO mentions (entity, memory_row) VALUES (?1, ?2)")
+            .map_err(sql_err)?
+            .execute(params![id, row])
+            .map_err(sql_err)?;
+    }
+    for r in &links.relations {
+        let s = entity_id(tx, partition, &r.subject, EntityKind::Unknown)?;
+        let o = entity_id(tx, partition, &r.object, EntityKind::Unknown)?;
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row, valid_from, valid_until) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(sql_err)?
+        .execute(params![s, r.relation, o, row, r.valid_from, r.valid_until])
         .map_err(sql_err)?;
     }
     Ok(())

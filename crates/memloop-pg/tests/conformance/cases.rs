@@ -14,7 +14,8 @@ pub use crate::changes::{
 };
 pub use crate::expiry::expired_reads_as_deleted_and_counts_leave_it_out;
 pub use crate::graph::{
-    graph_links_current_memories_within_walls, single_valued_relations_end_and_as_of_reads_the_past,
+    a_dump_carries_the_graph, graph_links_current_memories_within_walls,
+    single_valued_relations_end_and_as_of_reads_the_past,
 };
 
 /// A deterministic unit vector per text: what it means does not matter,
@@ -1190,7 +1191,7 @@ pub fn pieces_answer_for_their_memory(b: &dyn Backend) {
     let mut batch = memloop_longterm::dump::RestoreBatch::default();
     for l in lines {
         if let memloop_longterm::dump::DumpLine::Memory(m) = l {
-            let (r, e) = m.into_record();
+            let (r, e, links) = m.into_parts();
             let e = e.expect("a dump with vectors has them");
             if r.text == "a long reply" {
                 // As stored: the embedded store keeps half precision.
@@ -1204,7 +1205,11 @@ pub fn pieces_answer_for_their_memory(b: &dyn Backend) {
             } else {
                 assert!(e.pieces.is_empty(), "{}", r.text);
             }
-            batch.memories.push((r, e));
+            batch.memories.push(memloop_longterm::dump::RestoredMemory {
+                record: r,
+                embedded: e,
+                links,
+            });
         }
     }
     s.forget(&a, true).unwrap();

@@ -6,6 +6,7 @@
 
 use memloop_core::links::{EntityKind, Links};
 use memloop_core::{NewMemory, Scope};
+use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoredMemory};
 use memloop_longterm::graph::{GraphRelation, LinkLimits};
 use memloop_longterm::LongTermStore;
 
@@ -143,18 +144,20 @@ pub fn graph_links_current_memories_within_walls(b: &dyn Backend) {
     );
 }
 
+/// "Anna works at X" from `day`, a single-valued relation.
+fn works(text: &str, day: i64, org: &str) -> NewMemory {
+    said(
+        text,
+        day,
+        &["Anna", org],
+        Some(("Anna", "works_at", org, true)),
+    )
+}
+
 pub fn single_valued_relations_end_and_as_of_reads_the_past(b: &dyn Backend) {
     let s = b.handle();
     let st = s.as_ref();
     let a = alice();
-    let works = |text: &str, day: i64, org: &str| {
-        said(
-            text,
-            day,
-            &["Anna", org],
-            Some(("Anna", "works_at", org, true)),
-        )
-    };
     add(st, &a, works("Anna works at Acme", 10, "Acme"));
     add(st, &a, works("Anna moved to Globex", 20, "Globex"));
     // A relation holding many objects at once is never ended by another.
@@ -232,4 +235,106 @@ pub fn single_valued_relations_end_and_as_of_reads_the_past(b: &dyn Backend) {
     };
     assert_eq!(names(5), ["Anna", "Initech"]);
     assert_eq!(names(12), ["Acme", "Anna", "Chess Club", "Initech"]);
+}
+
+/// What a read of the graph shows, now and on each of some days: the
+/// entities (with kinds) and Anna's relations with their validity.
+fn graph_seen(st: &dyn LongTermStore, scope: &Scope) -> Vec<String> {
+    let mut seen = Vec::new();
+    for at in [None, Some(5), Some(10), Some(15), Some(25)] {
+        let as_of = at.map(|day| T0 + day * DAY);
+        let mut names: Vec<String> = st
+            .graph_entities(scope, as_of)
+            .unwrap()
+            .into_iter()
+            .map(|e| format!("{} ({:?})", e.name, e.kind))
+            .collect();
+        names.sort();
+        seen.push(format!("{at:?}: {}", names.join(", ")));
+        if let Some(l) = st.entity_links(scope, "Anna", as_of).unwrap() {
+            let mut rels: Vec<String> = l.relations.iter().map(|r| format!("{r:?}")).collect();
+            rels.sort();
+            seen.extend(rels);
+        }
+    }
+    seen
+}
+
+/// A dump carries each memory's links, with every relation's validity as
+/// the writes' reconciling left it; a restore into an emptied store gives
+/// back the same graph (now and as of the past), and dumps the same lines.
+pub fn a_dump_carries_the_graph(b: &dyn Backend) {
+    let s = b.handle();
+    let st = s.as_ref();
+    let a = alice();
+    add(st, &a, works("Anna works at Acme", 10, "Acme"));
+    add(st, &a, works("Anna moved to Globex", 20, "Globex"));
+    add(
+        st,
+        &a,
+        works("Anna worked at Initech back then", 1, "Initech"),
+    );
+    add(
+        st,
+        &a,
+        said(
+            "Anna joined Chess Club",
+            11,
+            &["Anna", "Chess Club"],
+            Some(("Anna", "member_of", "Chess Club", false)),
+        ),
+    );
+    add(st, &a, said("Nothing named here", 3, &[], None));
+    let before = graph_seen(st, &a);
+    assert!(
+        before
+            .iter()
+            .any(|l| l.contains("Initech") && l.contains("valid_until: Some")),
+        "the late memory's relation ended when Acme began: {before:#?}"
+    );
+    let dump = |st: &dyn LongTermStore| {
+        let mut memories = Vec::new();
+        st.dump(None, true, &mut |l| {
+            if let DumpLine::Memory(m) = l {
+                memories.push(*m);
+            }
+            Ok(())
+        })
+        .unwrap();
+        memories
+    };
+    let lines = dump(st);
+    assert_eq!(lines.len(), 5);
+    let unnamed = lines.iter().find(|m| m.record.text == "Nothing named here");
+    assert!(unnamed.unwrap().links.is_empty());
+    let json = serde_json::to_string(
+        lines
+            .iter()
+            .find(|m| m.record.text.contains("Initech"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(json.contains(r#""links":{"mentions":[{"name":"Anna","kind":"person"},{"name":"Initech","kind":"organisation"}],"relations":[{"subject":"Anna","relation":"works_at","object":"Initech","valid_from":"2026-01-02T00:00:00.000Z","valid_until":"2026-01-11T00:00:00.000Z"}]}"#), "{json}");
+
+    st.forget(&a, true).unwrap();
+    assert!(st.graph_entities(&a, None).unwrap().is_empty());
+    let mut batch = RestoreBatch::default();
+    for m in lines.clone() {
+        let (record, embedded, links) = m.into_parts();
+        let embedded = embedded.expect("a dump with vectors has them");
+        batch.memories.push(RestoredMemory {
+            record,
+            embedded,
+            links,
+        });
+    }
+    assert_eq!(st.restore(&batch).unwrap().memories, 5);
+    let s = b.handle();
+    assert_eq!(graph_seen(s.as_ref(), &a), before);
+    assert_eq!(dump(s.as_ref()), lines);
+    // Another user sees none of it.
+    assert!(s
+        .graph_entities(&Scope::user("bob"), None)
+        .unwrap()
+        .is_empty());
 }

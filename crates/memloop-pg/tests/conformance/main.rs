@@ -62,4 +62,5 @@ conformance!(
     a_deleted_evidence_episode_reads_as_deleted,
     graph_links_current_memories_within_walls,
     single_valued_relations_end_and_as_of_reads_the_past,
+    a_dump_carries_the_graph,
 );
