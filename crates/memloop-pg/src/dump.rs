@@ -121,6 +121,7 @@ impl PgStore {
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
         for m in &batch.memories {
             m.embedded.check(&self.embedder)?;
+            m.links.check()?;
             m.record.scope.partition()?;
         }
         self.tx(Tenancy::All, |tx| {

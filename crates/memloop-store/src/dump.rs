@@ -116,6 +116,7 @@ impl EmbeddedStore {
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
         for m in &batch.memories {
             m.embedded.check(&self.embedder)?;
+            m.links.check()?;
             m.record.scope.partition()?;
         }
         let mut conn = self.conn();

@@ -4,7 +4,7 @@
 //! one written late about the past), the graph read as it was (`as_of`),
 //! expansion's one hop, and forget taking the names with the memories.
 
-use memloop_core::links::{EntityKind, Links};
+use memloop_core::links::{EntityKind, Links, Mention};
 use memloop_core::{NewMemory, Scope};
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoredMemory};
 use memloop_longterm::graph::{GraphRelation, LinkLimits};
@@ -317,6 +317,23 @@ pub fn a_dump_carries_the_graph(b: &dyn Backend) {
     assert!(json.contains(r#""links":{"mentions":[{"name":"Anna","kind":"person"},{"name":"Initech","kind":"organisation"}],"relations":[{"subject":"Anna","relation":"works_at","object":"Initech","valid_from":"2026-01-02T00:00:00.000Z","valid_until":"2026-01-11T00:00:00.000Z"}]}"#), "{json}");
 
     st.forget(&a, true).unwrap();
+    assert!(st.graph_entities(&a, None).unwrap().is_empty());
+    // Links no write could have stored are refused before anything is.
+    let (record, embedded, mut links) = lines[0].clone().into_parts();
+    links.mentions.push(Mention {
+        name: " ?! ".into(),
+        kind: EntityKind::Person,
+    });
+    let bad = RestoreBatch {
+        memories: vec![RestoredMemory {
+            record,
+            embedded: embedded.unwrap(),
+            links,
+        }],
+        history: Vec::new(),
+    };
+    let err = st.restore(&bad).unwrap_err().to_string();
+    assert!(err.contains("is not a name"), "{err}");
     assert!(st.graph_entities(&a, None).unwrap().is_empty());
     let mut batch = RestoreBatch::default();
     for m in lines.clone() {
