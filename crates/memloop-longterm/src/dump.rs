@@ -193,6 +193,20 @@ pub struct RestoreBatch {
     pub history: Vec<Vec<DumpedHistory>>,
 }
 
+impl RestoreBatch {
+    /// What a store checks of a batch before writing any of it: each
+    /// memory's vectors (of `embedder`'s width and piece count), links
+    /// and scope.
+    pub fn check(&self, embedder: &EmbedderInfo) -> Result<()> {
+        for m in &self.memories {
+            m.embedded.check(embedder)?;
+            m.links.check()?;
+            m.record.scope.partition()?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RestoreReport {
     /// Memories written.

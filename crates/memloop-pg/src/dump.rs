@@ -119,11 +119,7 @@ impl PgStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for m in &batch.memories {
-            m.embedded.check(&self.embedder)?;
-            m.links.check()?;
-            m.record.scope.partition()?;
-        }
+        batch.check(&self.embedder)?;
         self.tx(Tenancy::All, |tx| {
             let mut report = RestoreReport::default();
             for m in &batch.memories {

@@ -114,11 +114,7 @@ impl EmbeddedStore {
     }
 
     pub(crate) fn restore(&self, batch: &RestoreBatch) -> Result<RestoreReport> {
-        for m in &batch.memories {
-            m.embedded.check(&self.embedder)?;
-            m.links.check()?;
-            m.record.scope.partition()?;
-        }
+        batch.check(&self.embedder)?;
         let mut conn = self.conn();
         let tx = write_tx(&mut conn)?;
         let mut report = RestoreReport::default();
