@@ -64,10 +64,7 @@ pub(crate) fn write_links(
         }
         let id = entity_id(tx, (tenant, partition), &m.name, m.kind)?;
         ids.insert(key, id);
-        tx.execute(
-            "INSERT INTO mentions (entity, rid, tenant) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[&id, &rid, &tenant],
-        )?;
+        add_mention(tx, tenant, id, rid)?;
     }
     for r in &links.relations {
         let (Some(&s), Some(&o)) = (
@@ -91,12 +88,41 @@ pub(crate) fn write_links(
                 )?
                 .get(0);
         }
-        tx.execute(
-            "INSERT INTO relations (subject, relation, object, rid, tenant, valid_from, valid_until) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-            &[&s, &r.relation, &o, &rid, &tenant, &valid_from, &until],
-        )?;
+        add_relation(tx, tenant, (s, &r.relation, o), rid, (valid_from, until))?;
     }
+    Ok(())
+}
+
+fn add_mention(tx: &mut Tx<'_>, tenant: &str, entity: i64, rid: i64) -> Result<()> {
+    tx.execute(
+        "INSERT INTO mentions (entity, rid, tenant) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        &[&entity, &rid, &tenant],
+    )?;
+    Ok(())
+}
+
+/// `subject relation object`, stated by memory `rid`, holding from
+/// `valid_from` until `valid_until`.
+fn add_relation(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    (subject, relation, object): (i64, &str, i64),
+    rid: i64,
+    (valid_from, valid_until): (i64, Option<i64>),
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO relations (subject, relation, object, rid, tenant, valid_from, valid_until) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+        &[
+            &subject,
+            &relation,
+            &object,
+            &rid,
+            &tenant,
+            &valid_from,
+            &valid_until,
+        ],
+    )?;
     Ok(())
 }
 
@@ -192,26 +218,20 @@ pub(crate) fn restore_links(
         ids.insert(key, entity_id(tx, (tenant, partition), name, kind)?);
     }
     for m in &links.mentions {
-        let Some(id) = ids.get(&entity_key(&m.name)) else {
+        let Some(&id) = ids.get(&entity_key(&m.name)) else {
             continue;
         };
-        tx.execute(
-            "INSERT INTO mentions (entity, rid, tenant) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[id, &rid, &tenant],
-        )?;
+        add_mention(tx, tenant, id, rid)?;
     }
     for r in &links.relations {
-        let (Some(s), Some(o)) = (
+        let (Some(&s), Some(&o)) = (
             ids.get(&entity_key(&r.subject)),
             ids.get(&entity_key(&r.object)),
         ) else {
             continue;
         };
-        tx.execute(
-            "INSERT INTO relations (subject, relation, object, rid, tenant, valid_from, valid_until) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-            &[s, &r.relation, o, &rid, &tenant, &r.valid_from, &r.valid_until],
-        )?;
+        let validity = (r.valid_from, r.valid_until);
+        add_relation(tx, tenant, (s, &r.relation, o), rid, validity)?;
     }
     Ok(())
 }

@@ -59,10 +59,7 @@ pub(crate) fn write_links(
     for m in &links.mentions {
         let id = entity_id(tx, partition, &m.name, m.kind)?;
         ids.insert(entity_key(&m.name), id);
-        tx.prepare_cached("INSERT OR IGNORE INTO mentions (entity, memory_row) VALUES (?1, ?2)")
-            .map_err(sql_err)?
-            .execute(params![id, row])
-            .map_err(sql_err)?;
+        add_mention(tx, id, row)?;
     }
     for r in &links.relations {
         let (Some(&s), Some(&o)) = (
@@ -89,14 +86,34 @@ pub(crate) fn write_links(
                 .query_row(params![s, r.relation, o, valid_from], |x| x.get(0))
                 .map_err(sql_err)?;
         }
-        tx.prepare_cached(
-            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row, valid_from, valid_until) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .map_err(sql_err)?
-        .execute(params![s, r.relation, o, row, valid_from, until])
-        .map_err(sql_err)?;
+        add_relation(tx, (s, &r.relation, o), row, (valid_from, until))?;
     }
+    Ok(())
+}
+
+fn add_mention(tx: &Transaction<'_>, entity: i64, row: i64) -> Result<()> {
+    tx.prepare_cached("INSERT OR IGNORE INTO mentions (entity, memory_row) VALUES (?1, ?2)")
+        .map_err(sql_err)?
+        .execute(params![entity, row])
+        .map_err(sql_err)?;
+    Ok(())
+}
+
+/// `subject relation object`, stated by memory `row`, holding from
+/// `valid_from` until `valid_until`.
+fn add_relation(
+    tx: &Transaction<'_>,
+    (subject, relation, object): (i64, &str, i64),
+    row: i64,
+    (valid_from, valid_until): (i64, Option<i64>),
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row, valid_from, valid_until) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .map_err(sql_err)?
+    .execute(params![subject, relation, object, row, valid_from, valid_until])
+    .map_err(sql_err)?;
     Ok(())
 }
 
@@ -154,21 +171,12 @@ pub(crate) fn restore_links(
 ) -> Result<()> {
     for m in &links.mentions {
         let id = entity_id(tx, partition, &m.name, m.kind)?;
-        tx.prepare_cached("INSERT OR IGNORE INTO mentions (entity, memory_row) VALUES (?1, ?2)")
-            .map_err(sql_err)?
-            .execute(params![id, row])
-            .map_err(sql_err)?;
+        add_mention(tx, id, row)?;
     }
     for r in &links.relations {
         let s = entity_id(tx, partition, &r.subject, EntityKind::Unknown)?;
         let o = entity_id(tx, partition, &r.object, EntityKind::Unknown)?;
-        tx.prepare_cached(
-            "INSERT OR IGNORE INTO relations (subject, relation, object, memory_row, valid_from, valid_until) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .map_err(sql_err)?
-        .execute(params![s, r.relation, o, row, r.valid_from, r.valid_until])
-        .map_err(sql_err)?;
+        add_relation(tx, (s, &r.relation, o), row, (r.valid_from, r.valid_until))?;
     }
     Ok(())
 }
