@@ -54,6 +54,55 @@ fn tiny_conversation_has_known_recall() {
 }
 
 #[test]
+fn details_hold_each_question_with_the_default_hits_and_their_signals() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tiny-eval.jsonl"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("details.jsonl");
+    eval(&["jsonl", fixture, "--details", path.to_str().unwrap()]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The three questions with evidence, in the file's order.
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["question"], "What is the name of Ana's greyhound?");
+    for line in &lines {
+        let hits = line["hits"].as_array().unwrap();
+        // Six turns, each a memory of its own: all of them, best first.
+        assert_eq!(hits.len(), 6, "{line}");
+        let turns: Vec<&str> = hits
+            .iter()
+            .map(|h| h["turns"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(line["top10"].as_array().unwrap().len(), 6);
+        assert!(turns
+            .iter()
+            .zip(line["top10"].as_array().unwrap())
+            .all(|(t, u)| u == t));
+        let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        for h in hits {
+            let session = h["session"].as_str().unwrap();
+            let turn = h["turns"][0].as_str().unwrap();
+            // T1–T4 were said in session 1, T5 and T6 in session 2.
+            assert_eq!(session == "1", turn < "T5", "{h}");
+            assert!(h["words"].as_u64().unwrap() >= 7, "{h}");
+            assert!(["Ana", "Ben"].contains(&h["speaker"].as_str().unwrap()));
+            assert!(h["scores"]["fused"].as_f64().is_some(), "{h}");
+        }
+    }
+    // The greyhound's turn is first, found by both signals.
+    let first = &lines[0]["hits"][0];
+    assert_eq!(first["turns"][0], "T1");
+    assert!(first["scores"]["bm25"].as_f64().unwrap() > 0.0);
+    assert!(first["scores"]["vector"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
 fn locomo_slice_runs_with_baselines() {
     let data = concat!(
         env!("CARGO_MANIFEST_DIR"),

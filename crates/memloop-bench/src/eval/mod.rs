@@ -52,7 +52,8 @@ pub struct EvalArgs {
     /// Write eval.json and recall.svg (recall@k per method) into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write every question's evidence and top-10 turns (default method) to this JSONL file.
+    /// Write every question's evidence, its top-10 turns and the default method's hits
+    /// (each with its session, length and signals) to this JSONL file.
     #[arg(long)]
     details: Option<PathBuf>,
     /// Also write the conversations in the generic format to this file.
@@ -204,6 +205,10 @@ struct Answer {
     evidence: HashSet<String>,
     /// Tokens of the top-k memories' texts, per k in KS.
     tokens: Vec<usize>,
+    /// The default method's hits as `--details` writes them (each with its
+    /// session, length and signals), so a ranking idea can be tried over
+    /// them before it is built; empty for the baselines.
+    hits: Vec<Value>,
 }
 
 pub fn run(config: &Config, out: &Output, cmd: EvalCommand) -> anyhow::Result<()> {
@@ -381,9 +386,19 @@ pub(crate) fn evaluate(
     Ok(report)
 }
 
+/// One hit of the default method in `--details`: its turns, session,
+/// length in words, who said it, its score and each signal's part.
+fn hit_detail(h: &memloop::SearchHit) -> Value {
+    let r = &h.record;
+    json!({"turns": r.provenance.turn_ids, "session": r.provenance.session_id,
+        "words": r.text.split_whitespace().count(), "speaker": r.metadata.get("speaker"),
+        "score": h.score, "scores": h.scores})
+}
+
 /// Each question's evidence and top 10 turns, with the rank of its first
 /// evidence turn under each method (so a miss of the default can be read
-/// beside what each signal alone found).
+/// beside what each signal alone found), and the default's hits (top 50)
+/// with their sessions and signals.
 fn write_details(path: &Path, answers: &[Vec<Answer>]) -> anyhow::Result<()> {
     let first_hit = |a: &Answer| a.ranked.iter().position(|t| a.evidence.contains(t));
     let lines: Vec<String> = answers[0]
@@ -395,7 +410,8 @@ fn write_details(path: &Path, answers: &[Vec<Answer>]) -> anyhow::Result<()> {
             let mut line = json!({"conversation": a.conversation, "question": a.question,
                 "category": a.category, "evidence": evidence,
                 "top10": a.ranked.iter().take(10).collect::<Vec<_>>(),
-                "recall_at_10": recall_at(&a.ranked, &a.evidence, 10)});
+                "recall_at_10": recall_at(&a.ranked, &a.evidence, 10),
+                "hits": a.hits});
             for (m, method) in METHODS.iter().enumerate() {
                 line["first_evidence_rank"][method.name] =
                     json!(answers[m].get(i).and_then(first_hit));
@@ -630,7 +646,13 @@ fn ask(
                         .sum()
                 })
                 .collect();
+            let hits = if m == 0 {
+                hits.iter().map(hit_detail).collect()
+            } else {
+                Vec::new()
+            };
             answers[m].push(Answer {
+                hits,
                 conversation: conv.id.clone(),
                 question: q.question.clone(),
                 category: q.category.clone(),
