@@ -413,10 +413,17 @@ pub fn reindex(config: &Config, out: &Output) -> anyhow::Result<()> {
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
+    // Memories written before the store kept a graph get their links.
+    let bar = crate::output::progress_bar(out, 0, "linking");
+    let linked = open(config)?.relink(&|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
     if out.json {
-        return out.json_value(&serde_json::json!({ "reindexed": n }));
+        return out.json_value(&serde_json::json!({ "reindexed": n, "linked": linked }));
     }
-    println!("re-embedded {n} memories");
+    println!("re-embedded {n} memories; {linked} without entity links gained them");
     Ok(())
 }
 

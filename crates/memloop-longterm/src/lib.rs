@@ -82,8 +82,8 @@ pub use graph::GraphStore;
 pub use lookup::{Lookup, RecordStatus};
 pub use outbox::Outbox;
 pub use query::{
-    number_sessions, Decay, EmbedFn, Embedded, Entity, ExpireReport, ForgetReport, ListQuery,
-    MemoryUpdate, OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
+    number_sessions, Decay, EmbedFn, Embedded, Entity, ExpireReport, ForgetReport, LinksFn,
+    ListQuery, MemoryUpdate, OutboxEntry, SearchQuery, SessionInfo, Stats, TimeMode, TimeWindow,
     DEFAULT_SPEAKER_BOOST, DEFAULT_TIME_BOOST, DEFAULT_VECTOR_WEIGHT, MAX_LIMIT,
 };
 pub use store::MemoryStore;

@@ -346,6 +346,10 @@ pub struct Stats {
 /// embedder as a function).
 pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Result<Vec<Embedded>> + 'a;
 
+/// Derives what a memory links to from its text and metadata, as a write
+/// does (`Upkeep::relink` takes the rules as a function).
+pub type LinksFn<'a> = dyn Fn(&str, &serde_json::Value) -> memloop_core::links::Links + 'a;
+
 /// A text's vectors: the first reads its start (`Embedder::embed_batch`),
 /// the pieces what a long text says past the model's window
 /// (`Embedder::embed_pieces`, empty for a short text).

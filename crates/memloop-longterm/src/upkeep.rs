@@ -5,7 +5,7 @@
 
 use memloop_core::Result;
 
-use crate::{dump, EmbedFn, ExpireReport};
+use crate::{dump, EmbedFn, ExpireReport, LinksFn};
 
 /// Expiry, re-embedding, index upkeep, and export and import.
 pub trait Upkeep: Send + Sync {
@@ -23,6 +23,17 @@ pub trait Upkeep: Send + Sync {
     /// Re-embeds every memory, current and past, then records `embed`'s
     /// model as the store's. Returns how many were re-embedded.
     fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize>;
+
+    /// Gives every memory, current and past, of every tenant, that has no
+    /// links (written before the store kept a graph) what `links` derives
+    /// from its text and metadata, written as a write writes them and in
+    /// the order the memories were written: the names it mentions and the
+    /// relations it states, a single-valued one ended where the writes
+    /// would have ended it. A memory
+    /// with links keeps them as they are, so a second run (or one over a
+    /// store written with links) writes nothing. Returns how many memories
+    /// gained links.
+    fn relink(&self, links: &LinksFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize>;
 
     /// Saves derived indexes so the next open is fast.
     fn flush(&self) -> Result<()>;

@@ -17,6 +17,7 @@ use memloop_core::links::{entity_key, EntityKind, Links, Mention};
 use memloop_core::{MemoryRecord, Result, Scope};
 use memloop_longterm::dump::{DumpedLinks, DumpedRelation};
 use memloop_longterm::graph::{reach, EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
+use memloop_longterm::LinksFn;
 use postgres::Row;
 
 use crate::pool::Tx;
@@ -300,6 +301,66 @@ impl ScopeParams {
 }
 
 impl PgStore {
+    /// `Upkeep::relink`: memories without mentions, by row, a batch per
+    /// transaction; each is checked again inside it, so a write that gave
+    /// one links meanwhile is left as it wrote them.
+    pub(crate) fn relink(
+        &self,
+        derive: &LinksFn<'_>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
+        const BATCH: i64 = 256;
+        const UNLINKED: &str = "NOT EXISTS (SELECT 1 FROM mentions x WHERE x.rid = m.rid)";
+        let total: i64 = self.tx(Tenancy::All, |tx| {
+            Ok(tx
+                .query_one(
+                    &format!("SELECT count(*) FROM memories m WHERE {UNLINKED}"),
+                    &[],
+                )?
+                .get(0))
+        })?;
+        let (mut done, mut linked, mut last) = (0usize, 0usize, 0i64);
+        loop {
+            let batch: Vec<Row> = self.tx(Tenancy::All, |tx| {
+                tx.query(
+                    &format!(
+                        "SELECT rid, tenant, partition, text, metadata, valid_from FROM memories m \
+                         WHERE rid > $1 AND {UNLINKED} ORDER BY rid LIMIT $2"
+                    ),
+                    &[&last, &BATCH],
+                )
+            })?;
+            let Some(batch_last) = batch.last().map(|r| r.get::<_, i64>(0)) else {
+                break;
+            };
+            let derived: Vec<Links> = batch
+                .iter()
+                .map(|r| derive(r.get(3), &r.get::<_, serde_json::Value>(4)))
+                .collect();
+            linked += self.tx(Tenancy::All, |tx| {
+                let mut n = 0;
+                for (r, links) in batch.iter().zip(&derived) {
+                    let rid: i64 = r.get(0);
+                    let unlinked: bool = tx
+                        .query_one(
+                            "SELECT NOT EXISTS (SELECT 1 FROM mentions WHERE rid = $1)",
+                            &[&rid],
+                        )?
+                        .get(0);
+                    if unlinked && !links.mentions.is_empty() {
+                        write_links(tx, (r.get(1), r.get(2)), rid, r.get(5), links)?;
+                        n += 1;
+                    }
+                }
+                Ok(n)
+            })?;
+            done += batch.len();
+            last = batch_last;
+            progress(done, total.max(0) as usize);
+        }
+        Ok(linked)
+    }
+
     pub(crate) fn graph_entities(
         &self,
         scope: &Scope,

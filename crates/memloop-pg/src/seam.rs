@@ -7,8 +7,8 @@ use memloop_core::{
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
-    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, MemoryStore, MemoryUpdate,
-    Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
+    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, LinksFn, ListQuery, MemoryStore,
+    MemoryUpdate, Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
 };
 use serde_json::Value;
 
@@ -151,6 +151,10 @@ impl Upkeep for PgStore {
 
     fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
         PgStore::reindex(self, embed, progress)
+    }
+
+    fn relink(&self, links: &LinksFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        PgStore::relink(self, links, progress)
     }
 
     /// Writes the retrieval counts waiting in memory; there is no index

@@ -15,6 +15,7 @@ use memloop_core::links::{entity_key, EntityKind, Links, Mention};
 use memloop_core::{MemoryRecord, Result, Scope};
 use memloop_longterm::dump::{DumpedLinks, DumpedRelation};
 use memloop_longterm::graph::{reach, EntityLinks, GraphEntity, GraphRelation, LinkLimits, Linked};
+use memloop_longterm::LinksFn;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::rows::{record_from_row, RECORD_COLUMNS};
@@ -263,6 +264,74 @@ fn entity_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GraphEntity> {
 }
 
 impl EmbeddedStore {
+    /// `Upkeep::relink`: memories without mentions, by row, a batch per
+    /// transaction; each is checked again inside it, so a write that gave
+    /// one links meanwhile is left as it wrote them.
+    pub(crate) fn relink(
+        &self,
+        derive: &LinksFn<'_>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize> {
+        const BATCH: i64 = 256;
+        const UNLINKED: &str = "NOT EXISTS (SELECT 1 FROM mentions WHERE memory_row = m.row)";
+        let total: i64 = self
+            .conn()
+            .query_row(
+                &format!("SELECT count(*) FROM memories m WHERE {UNLINKED}"),
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)?;
+        let (mut done, mut linked, mut last_row) = (0usize, 0usize, 0i64);
+        loop {
+            type Unlinked = (i64, String, String, String, i64);
+            let batch: Vec<Unlinked> = {
+                let conn = self.conn();
+                let mut stmt = conn
+                    .prepare_cached(&format!(
+                        "SELECT row, partition, text, metadata, valid_from FROM memories m \
+                         WHERE row > ?1 AND {UNLINKED} ORDER BY row LIMIT ?2"
+                    ))
+                    .map_err(sql_err)?;
+                let rows = stmt
+                    .query_map(params![last_row, BATCH], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                    })
+                    .map_err(sql_err)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            let Some(&(last, ..)) = batch.last() else {
+                break;
+            };
+            let derived: Vec<Links> = batch
+                .iter()
+                .map(|(_, _, text, metadata, _)| {
+                    derive(text, &serde_json::from_str(metadata).unwrap_or_default())
+                })
+                .collect();
+            let mut conn = self.conn();
+            let tx = crate::write_tx(&mut conn)?;
+            for ((row, partition, _, _, valid_from), links) in batch.iter().zip(&derived) {
+                let unlinked: bool = tx
+                    .prepare_cached(
+                        "SELECT NOT EXISTS (SELECT 1 FROM mentions WHERE memory_row = ?1)",
+                    )
+                    .map_err(sql_err)?
+                    .query_row([row], |r| r.get(0))
+                    .map_err(sql_err)?;
+                if unlinked && !links.mentions.is_empty() {
+                    write_links(&tx, partition, *row, *valid_from, links)?;
+                    linked += 1;
+                }
+            }
+            tx.commit().map_err(sql_err)?;
+            done += batch.len();
+            last_row = last;
+            progress(done, total.max(0) as usize);
+        }
+        Ok(linked)
+    }
+
     pub(crate) fn graph_entities(
         &self,
         scope: &Scope,

@@ -10,8 +10,8 @@ use memloop_core::{
 use memloop_longterm::dump::{DumpLine, RestoreBatch, RestoreReport};
 use memloop_longterm::graph::{EntityLinks, GraphEntity, LinkLimits, Linked};
 use memloop_longterm::{
-    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, ListQuery, MemoryStore, MemoryUpdate,
-    Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
+    EmbedFn, Entity, ExpireReport, ForgetReport, GraphStore, LinksFn, ListQuery, MemoryStore,
+    MemoryUpdate, Outbox, OutboxEntry, SearchQuery, SessionInfo, Stats, Upkeep,
 };
 use serde_json::Value;
 
@@ -178,6 +178,10 @@ impl Upkeep for EmbeddedStore {
 
     fn reindex(&self, embed: &EmbedFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
         self.located(EmbeddedStore::reindex(self, embed, progress))
+    }
+
+    fn relink(&self, links: &LinksFn<'_>, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        self.located(EmbeddedStore::relink(self, links, progress))
     }
 
     fn flush(&self) -> Result<()> {

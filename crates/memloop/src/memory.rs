@@ -194,6 +194,18 @@ impl Memory {
         store.reindex(&|texts| embed_all(embedder.as_ref(), texts), progress)
     }
 
+    /// Gives the memories without entity links (written before the store
+    /// kept a graph) the links a write would derive from their text and
+    /// metadata (`Upkeep::relink`). Returns how many gained links.
+    pub fn relink(&self, progress: &dyn Fn(usize, usize)) -> Result<usize> {
+        let derive = |text: &str, metadata: &serde_json::Value| {
+            let mut links = memloop_core::links::Links::default();
+            crate::expand::fill_links(&mut links, text, metadata);
+            links
+        };
+        self.store.relink(&derive, progress)
+    }
+
     /// A memory over a long-term store opened elsewhere (another backend,
     /// or a store shared with other handles).
     /// The forgetting policy is the default one (see `with_forgetting`).
