@@ -9,6 +9,7 @@
 //! bfloat16 inputs, f32 sums.
 
 use super::avx512::PANEL;
+use super::panels::ahead_of;
 use super::{row_blocks, row_tiles, rows_in_cache, split_columns, to_bf16, vectorised, KEEP_BYTES};
 
 /// A weight matrix (`k × n`, k even, n a multiple of PANEL) in bfloat16:
@@ -115,7 +116,10 @@ fn run_panels(
     for block in row_blocks(m, rows_in_cache(4 * kp)) {
         for (i, p) in panels.clone().enumerate() {
             let panel = &b.data[p * kp * PANEL..(p + 1) * kp * PANEL];
+            let ahead = ahead_of(&b.data, p, kp * PANEL, &panels);
             for (r, mr) in row_tiles(block.clone()) {
+                // The first tile of a panel fetches the next one meanwhile.
+                let ahead = if r == block.start { ahead } else { panel };
                 let (ar, cr) = (&a[r * kp..], &mut c[r * ldc + i * PANEL..]);
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `product` checked the CPU's features; `ar` holds
@@ -124,14 +128,14 @@ fn run_panels(
                 // is m rows of ldc ≥ 48 · panels.len() columns).
                 unsafe {
                     match mr {
-                        8 => kernel::tile::<8>(ar, kp, panel, cr, ldc),
-                        4 => kernel::tile::<4>(ar, kp, panel, cr, ldc),
-                        2 => kernel::tile::<2>(ar, kp, panel, cr, ldc),
-                        _ => kernel::tile::<1>(ar, kp, panel, cr, ldc),
+                        8 => kernel::tile::<8>(ar, kp, panel, ahead, cr, ldc),
+                        4 => kernel::tile::<4>(ar, kp, panel, ahead, cr, ldc),
+                        2 => kernel::tile::<2>(ar, kp, panel, ahead, cr, ldc),
+                        _ => kernel::tile::<1>(ar, kp, panel, ahead, cr, ldc),
                     }
                 }
                 #[cfg(not(target_arch = "x86_64"))]
-                let _ = (ar, cr, panel);
+                let _ = (ar, cr, panel, ahead);
             }
         }
     }
@@ -141,6 +145,7 @@ fn run_panels(
 mod kernel {
     use std::arch::x86_64::*;
 
+    use super::super::panels::fetch_ahead;
     use super::PANEL;
 
     /// MR rows × 48 columns, accumulated over the kp pairs in 3·MR
@@ -150,18 +155,21 @@ mod kernel {
     /// The CPU must support AVX-512F and AVX512-BF16; `a` must hold `MR ·
     /// kp` values, `panel` `kp · 48`, and `c` `(MR - 1) · ldc + 48`: the
     /// kernel reads and writes through raw pointers without bounds checks.
+    /// `ahead` (the next panel) is only prefetched, never read.
     #[target_feature(enable = "avx512f,avx512bf16")]
     #[inline]
     pub unsafe fn tile<const MR: usize>(
         a: &[u32],
         kp: usize,
         panel: &[u32],
+        ahead: &[u32],
         c: &mut [f32],
         ldc: usize,
     ) {
         let mut acc = [[_mm512_setzero_ps(); 3]; MR];
-        let (ap, bp) = (a.as_ptr(), panel.as_ptr());
+        let (ap, bp, next) = (a.as_ptr(), panel.as_ptr(), ahead.as_ptr());
         for i in 0..kp {
+            fetch_ahead(next.wrapping_add(i * PANEL));
             let b = bp.add(i * PANEL);
             // SAFETY (all transmutes): __m512i and __m512bh are the same 64
             // bytes; a bfloat16 vector is read as the bits it holds.

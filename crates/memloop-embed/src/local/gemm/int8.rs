@@ -15,6 +15,7 @@
 //! computed at load.
 
 use super::avx512::PANEL;
+use super::panels::ahead_of;
 use super::{row_blocks, row_tiles, rows_in_cache, split_columns, vectorised, KEEP_BYTES};
 
 /// A weight matrix (`k × n`, k a multiple of 4, n of PANEL) in int8: for
@@ -222,7 +223,10 @@ fn run_panels(
             let panel = &b.data[p * kq * PANEL..(p + 1) * kq * PANEL];
             let cols = p * PANEL..(p + 1) * PANEL;
             let (scale, sums) = (&b.scale[cols.clone()], &b.sums[cols]);
+            let ahead = ahead_of(&b.data, p, kq * PANEL, &panels);
             for (r, mr) in row_tiles(block.clone()) {
+                // The first tile of a panel fetches the next one meanwhile.
+                let ahead = if r == block.start { ahead } else { panel };
                 let (ar, cr) = (&a.quads[r * kq..], &mut c[r * ldc + i * PANEL..]);
                 let out = kernel::Out {
                     rows: &a.scales[r..r + mr],
@@ -237,14 +241,14 @@ fn run_panels(
                 // rows of ldc ≥ 48 · panels.len() columns).
                 unsafe {
                     match mr {
-                        8 => kernel::tile::<8>(ar, kq, panel, &out, cr, ldc),
-                        4 => kernel::tile::<4>(ar, kq, panel, &out, cr, ldc),
-                        2 => kernel::tile::<2>(ar, kq, panel, &out, cr, ldc),
-                        _ => kernel::tile::<1>(ar, kq, panel, &out, cr, ldc),
+                        8 => kernel::tile::<8>(ar, kq, panel, ahead, &out, cr, ldc),
+                        4 => kernel::tile::<4>(ar, kq, panel, ahead, &out, cr, ldc),
+                        2 => kernel::tile::<2>(ar, kq, panel, ahead, &out, cr, ldc),
+                        _ => kernel::tile::<1>(ar, kq, panel, ahead, &out, cr, ldc),
                     }
                 }
                 #[cfg(not(target_arch = "x86_64"))]
-                let _ = (ar, cr, panel, out);
+                let _ = (ar, cr, panel, ahead, out);
             }
             for &ch in a.outliers {
                 // The channel's row of this panel's weights, scaled back to f32.
@@ -282,6 +286,7 @@ mod kernel {
     mod simd {
         use std::arch::x86_64::*;
 
+        use super::super::super::panels::fetch_ahead;
         use super::super::PANEL;
         use super::Out;
 
@@ -339,19 +344,22 @@ mod kernel {
         /// kq` values, `panel` `kq · 48`, `out` MR row scales and 48 column
         /// scales and offsets, and `c` `(MR - 1) · ldc + 48`: the kernel
         /// reads and writes through raw pointers without bounds checks.
+        /// `ahead` (the next panel) is only prefetched, never read.
         #[target_feature(enable = "avx512f,avx512vnni")]
         #[inline]
         pub unsafe fn tile<const MR: usize>(
             a: &[u32],
             kq: usize,
             panel: &[u32],
+            ahead: &[u32],
             out: &Out<'_>,
             c: &mut [f32],
             ldc: usize,
         ) {
             let mut acc = [[_mm512_setzero_si512(); 3]; MR];
-            let (ap, bp) = (a.as_ptr(), panel.as_ptr());
+            let (ap, bp, next) = (a.as_ptr(), panel.as_ptr(), ahead.as_ptr());
             for i in 0..kq {
+                fetch_ahead(next.wrapping_add(i * PANEL));
                 let b = bp.add(i * PANEL) as *const __m512i;
                 let b0 = _mm512_loadu_si512(b);
                 let b1 = _mm512_loadu_si512(b.add(1));

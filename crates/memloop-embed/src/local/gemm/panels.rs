@@ -158,3 +158,35 @@ pub fn k_major_tiles(
     }
     tiles
 }
+
+/// The panel after `p` among `panels` (each `len` values of `data`), or
+/// `p` itself when it is the last: what a product's first row tile fetches
+/// while it multiplies `p` (see [`fetch_ahead`]).
+pub(super) fn ahead_of<'a>(
+    data: &'a [u32],
+    p: usize,
+    len: usize,
+    panels: &std::ops::Range<usize>,
+) -> &'a [u32] {
+    let next = if p + 1 < panels.end { p + 1 } else { p };
+    data.get(next * len..(next + 1) * len).unwrap_or(&[])
+}
+
+/// Asks for the 192 bytes (one row of a 48-column int8 or bfloat16 panel)
+/// at `at` to be brought into the L2 cache, without waiting. A product of
+/// few rows (a query) is bound by reading its weights from memory: its
+/// first row tile would otherwise wait on each line and its second find
+/// them cached, leaving memory idle half the time. The address may lie
+/// past the panel (a prefetch never faults), so it is never read through.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn fetch_ahead(at: *const u32) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    let at = at as *const i8;
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T1>(at);
+        _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(64));
+        _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(128));
+    }
+}

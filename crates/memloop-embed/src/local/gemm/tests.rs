@@ -259,3 +259,15 @@ fn int8_multiplies_outlier_channels_in_f32() {
         .sqrt();
     assert!(err / norm < 0.02, "relative error {}", err / norm);
 }
+
+#[test]
+fn a_panel_fetches_the_next_of_its_range_and_the_last_itself() {
+    // Four panels of 3 values; a thread's range is panels 1..3.
+    let data: Vec<u32> = (0..12).collect();
+    let range = 1..3;
+    assert_eq!(panels::ahead_of(&data, 1, 3, &range), &[6, 7, 8]);
+    // The last of the range does not reach into another thread's panels.
+    assert_eq!(panels::ahead_of(&data, 2, 3, &range), &[6, 7, 8]);
+    // A panel past the data fetches nothing rather than panicking.
+    assert!(panels::ahead_of(&data, 4, 3, &(4..5)).is_empty());
+}
