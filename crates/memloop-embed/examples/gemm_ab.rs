@@ -71,7 +71,12 @@ fn main() -> Res<()> {
             for chunk in texts.chunks(batch_size).filter(|_| batches) {
                 model.embed_batch(chunk)?;
             }
-            let rate = texts.len() as f64 / t.elapsed().as_secs_f64();
+            // With batches off (GEMM_AB_BATCHES=0) there is no rate to give.
+            let rate = if batches {
+                texts.len() as f64 / t.elapsed().as_secs_f64()
+            } else {
+                0.0
+            };
             let mut lat = Vec::with_capacity(singles);
             for t in &texts[..singles] {
                 let s = Instant::now();
